@@ -1,0 +1,73 @@
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local enum cqp_errcode last_code;
+static _Thread_local char last_msg[512];
+
+static const char *const names[CQP_E__COUNT] = {
+    [CQP_OK] = "ok",
+    [CQP_E_USAGE] = "usage",
+    [CQP_E_NODEV] = "no RDMA device",
+    [CQP_E_DEVICE] = "device",
+    [CQP_E_NOMEM] = "out of memory",
+    [CQP_E_TIMEOUT] = "timeout",
+    [CQP_E_PEER_CLOSED] = "peer closed",
+    [CQP_E_PROTO] = "protocol",
+    [CQP_E_VERSION] = "version mismatch",
+    [CQP_E_REJECTED] = "rejected",
+    [CQP_E_PEER_FAILED] = "peer failed",
+    [CQP_E_NET] = "network",
+    [CQP_E_COMPLETION] = "completion error",
+    [CQP_E_INTERRUPTED] = "interrupted",
+    [CQP_E_SYS] = "system",
+};
+
+int cqp_fail(enum cqp_errcode code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+	va_end(ap);
+	last_code = code;
+	return -(int)code;
+}
+
+enum cqp_errcode cqp_errcode(void)
+{
+	return last_code;
+}
+
+const char *cqp_errmsg(void)
+{
+	return last_code == CQP_OK ? "" : last_msg;
+}
+
+void cqp_errclear(void)
+{
+	last_code = CQP_OK;
+	last_msg[0] = '\0';
+}
+
+const char *cqp_errname(enum cqp_errcode code)
+{
+	if ((unsigned)code >= CQP_E__COUNT)
+		return "unknown";
+	return names[code];
+}
+
+int cqp_exit_status(enum cqp_errcode code)
+{
+	switch (code) {
+	case CQP_OK:
+		return 0;
+	case CQP_E_USAGE:
+		return 2;
+	case CQP_E_NODEV:
+		return 77;
+	default:
+		return 1;
+	}
+}
