@@ -1,0 +1,86 @@
+/* The TCP out-of-band channel between client and server.
+ *
+ * Frame: 12-byte header in network byte order -- magic "CQPF" (u32),
+ * protocol version (u16), message type (u16), payload length (u32) --
+ * then the payload (at most CQP_OOB_MAX_PAYLOAD bytes, usually a kv
+ * record).  Every read and write loops until complete and every wait has
+ * a deadline of o->timeout_ms, so a dead or stalled peer ends the run with
+ * CQP_E_TIMEOUT or CQP_E_PEER_CLOSED instead of a hang.
+ */
+#ifndef CQP_OOB_H
+#define CQP_OOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CQP_OOB_MAGIC	    0x43515046u /* "CQPF" */
+#define CQP_OOB_VERSION	    1
+#define CQP_OOB_HDR_LEN	    12
+#define CQP_OOB_MAX_PAYLOAD (1024u * 1024u)
+
+enum cqp_msg {
+	CQP_MSG_HELLO = 1, /* kv: proto, tool, version */
+	CQP_MSG_PARAMS,	   /* kv: negotiated options (client -> server) */
+	CQP_MSG_ACCEPT,	   /* kv: whatever the server adds (device limits) */
+	CQP_MSG_REJECT,	   /* kv: reason */
+	CQP_MSG_ENDPOINT,  /* kv: QP endpoints */
+	CQP_MSG_BARRIER,   /* kv: name of the phase */
+	CQP_MSG_RESULTS,   /* kv: one side's figures */
+	CQP_MSG_ERROR,	   /* kv: reason; the sender is giving up */
+	CQP_MSG_BYE,	   /* empty: orderly end of the session */
+	CQP_MSG__MAX
+};
+
+struct cqp_oob {
+	int fd;
+	int timeout_ms; /* deadline for each wait; <= 0 waits forever */
+	char peer[96];	/* "host:port" for messages */
+};
+
+/* Server side: listen on all addresses (IPv4 and IPv6) at port. */
+int cqp_oob_listen(uint16_t port, int *lfd);
+/* Wait up to timeout_ms (<= 0: forever) for one client. */
+int cqp_oob_accept(int lfd, int timeout_ms, struct cqp_oob *o);
+/* Client side: resolve host, retry the connect until timeout_ms passes
+ * (the server may still be starting), then fail naming host:port. */
+int cqp_oob_connect(const char *host, uint16_t port, int timeout_ms,
+		    struct cqp_oob *o);
+/* Wrap an already connected socket (tests use socketpair). */
+void cqp_oob_from_fd(struct cqp_oob *o, int fd, int timeout_ms,
+		     const char *peer);
+void cqp_oob_close(struct cqp_oob *o);
+
+/* Header encode/decode, exposed for the fuzz target and unit tests.
+ * decode returns 0 or CQP_E_PROTO (bad magic, oversized length, unknown
+ * type) / CQP_E_VERSION (other protocol version). */
+void cqp_oob_hdr_encode(uint8_t hdr[CQP_OOB_HDR_LEN], uint16_t type,
+			uint32_t len);
+int cqp_oob_hdr_decode(const uint8_t hdr[CQP_OOB_HDR_LEN], uint16_t *type,
+		       uint32_t *len);
+
+int cqp_oob_send(struct cqp_oob *o, uint16_t type, const void *buf,
+		 uint32_t len);
+/* Receive one frame into buf (cap bytes; a payload larger than cap is
+ * CQP_E_PROTO).  Writes a NUL after the payload when it fits, so kv
+ * payloads can be used as strings. */
+int cqp_oob_recv(struct cqp_oob *o, uint16_t *type, void *buf, uint32_t cap,
+		 uint32_t *len);
+/* Receive and require `type`.  A CQP_MSG_ERROR or CQP_MSG_REJECT from the
+ * peer becomes CQP_E_PEER_FAILED / CQP_E_REJECTED carrying the peer's
+ * reason; any other type is CQP_E_PROTO. */
+int cqp_oob_expect(struct cqp_oob *o, uint16_t type, void *buf, uint32_t cap,
+		   uint32_t *len);
+
+/* Send an ERROR frame with a reason (best effort, never blocks long). */
+void cqp_oob_send_error(struct cqp_oob *o, const char *reason);
+
+/* Hello: both sides send {proto, tool, version} and check the other's.
+ * A different tool or protocol version fails with CQP_E_VERSION naming
+ * what the peer runs. */
+int cqp_oob_hello(struct cqp_oob *o, const char *tool, const char *version);
+
+/* Both sides send BARRIER(name) and wait for the peer's. */
+int cqp_oob_barrier(struct cqp_oob *o, const char *name);
+
+#endif

@@ -1,0 +1,905 @@
+/* Out-of-band channel and kv records: framing against garbage, short
+ * reads, closes and stalls, the hello/barrier/expect logic, and a real TCP
+ * connection on the loopback. */
+#include <errno.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "error.h"
+#include "kv.h"
+#include "oob.h"
+
+/* Check a failure: return value, recorded code and a message fragment. */
+#define CHECK_ERR(expr, code, frag)                                            \
+	do {                                                                   \
+		int rc_ = (expr);                                              \
+		CHECK(rc_ == -(int)(code));                                    \
+		CHECK(cqp_errcode() == (code));                                \
+		CHECK(strstr(cqp_errmsg(), (frag)) != NULL);                   \
+		if (rc_ != -(int)(code) || !strstr(cqp_errmsg(), (frag)))      \
+			fprintf(stderr, "  got rc %d (%s): %s\n", rc_,         \
+				cqp_errname(cqp_errcode()), cqp_errmsg());     \
+	} while (0)
+
+#define CHECK_OK(expr)                                                         \
+	do {                                                                   \
+		int rc_ = (expr);                                              \
+		CHECK(rc_ == 0);                                               \
+		if (rc_ != 0)                                                  \
+			fprintf(stderr, "  got rc %d: %s\n", rc_,              \
+				cqp_errmsg());                                 \
+	} while (0)
+
+#define T_MS 300 /* the deadline of most socketpair tests */
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Two ends of a socketpair: a is "us", b is the peer. */
+static void make_pair(struct cqp_oob *a, struct cqp_oob *b, int timeout_ms)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		perror("socketpair");
+		exit(1);
+	}
+	cqp_oob_from_fd(a, sv[0], timeout_ms, "side-b:2");
+	cqp_oob_from_fd(b, sv[1], timeout_ms, "side-a:1");
+}
+
+static void write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t r = write(fd, p, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			perror("write");
+			exit(1);
+		}
+		p += r;
+		n -= (size_t)r;
+	}
+}
+
+static int send_str(struct cqp_oob *o, uint16_t type, const char *s)
+{
+	return cqp_oob_send(o, type, s, (uint32_t)strlen(s));
+}
+
+/* A header built by hand, independent of cqp_oob_hdr_encode. */
+static void raw_hdr(uint8_t h[12], uint32_t magic, uint16_t ver, uint16_t type,
+		    uint32_t len)
+{
+	h[0] = magic >> 24;
+	h[1] = magic >> 16;
+	h[2] = magic >> 8;
+	h[3] = magic;
+	h[4] = ver >> 8;
+	h[5] = ver;
+	h[6] = type >> 8;
+	h[7] = type;
+	h[8] = len >> 24;
+	h[9] = len >> 16;
+	h[10] = len >> 8;
+	h[11] = len;
+}
+
+/* ---- kv ---------------------------------------------------------------- */
+
+struct collect {
+	int n;
+	char keys[8][32];
+	char vals[8][64];
+	int stop_at; /* return 7 at this line (1-based), 0 = never */
+};
+
+static int collect_fn(void *ctx, const char *key, const char *val)
+{
+	struct collect *c = ctx;
+
+	if (c->n < 8) {
+		snprintf(c->keys[c->n], sizeof(c->keys[0]), "%s", key);
+		snprintf(c->vals[c->n], sizeof(c->vals[0]), "%s", val);
+	}
+	c->n++;
+	return c->n == c->stop_at ? 7 : 0;
+}
+
+static void test_kv_writer(void)
+{
+	char buf[256], small[8], s[64];
+	struct cqp_kv_writer w;
+	uint64_t u;
+
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_kv_add_str(&w, "tool", "cq_poll_bw");
+	cqp_kv_add_u64(&w, "size", UINT64_MAX);
+	cqp_kv_add_i64(&w, "gid-index", INT64_MIN);
+	cqp_kv_add_str(&w, "empty", "");
+	cqp_kv_add_str(&w, "url", "a=b=c");
+	CHECK(!w.overflow);
+	CHECK_STR(buf, "tool=cq_poll_bw\nsize=18446744073709551615\n"
+		       "gid-index=-9223372036854775808\nempty=\nurl=a=b=c\n");
+	CHECK(w.len == strlen(buf));
+	CHECK_OK(cqp_kv_get_u64(buf, w.len, "size", &u));
+	CHECK(u == UINT64_MAX);
+	CHECK_OK(cqp_kv_get_str(buf, w.len, "gid-index", s, sizeof(s)));
+	CHECK_STR(s, "-9223372036854775808");
+	CHECK_OK(cqp_kv_get_str(buf, w.len, "empty", s, sizeof(s)));
+	CHECK_STR(s, "");
+	CHECK_OK(cqp_kv_get_str(buf, w.len, "url", s, sizeof(s)));
+	CHECK_STR(s, "a=b=c");
+
+	/* "abc=defgh\n" + NUL does not fit in 8: the record is invalid and
+	 * stays so. */
+	cqp_kv_writer_init(&w, small, sizeof(small));
+	cqp_kv_add_str(&w, "a", "b");
+	CHECK(!w.overflow && w.len == 4);
+	cqp_kv_add_str(&w, "abc", "defgh");
+	CHECK(w.overflow);
+	cqp_kv_add_str(&w, "c", "");
+	CHECK(w.overflow && w.len == 4);
+
+	/* What the reader would refuse must not be written either. */
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_kv_add_str(&w, "Bad Key", "1");
+	CHECK(w.overflow);
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_kv_add_str(&w, "", "1");
+	CHECK(w.overflow);
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_kv_add_str(&w, "k", "two\nlines");
+	CHECK(w.overflow);
+}
+
+static void test_kv_parse(void)
+{
+	struct collect c;
+	char s[8];
+
+	memset(&c, 0, sizeof(c));
+	CHECK_OK(cqp_kv_parse("a=1\nb-c_d=x y z\ne=\n", 19, collect_fn, &c));
+	CHECK(c.n == 3);
+	CHECK_STR(c.keys[0], "a");
+	CHECK_STR(c.vals[0], "1");
+	CHECK_STR(c.keys[1], "b-c_d");
+	CHECK_STR(c.vals[1], "x y z");
+	CHECK_STR(c.keys[2], "e");
+	CHECK_STR(c.vals[2], "");
+
+	/* Not NUL-terminated, no final newline: the value ends at len. */
+	memset(&c, 0, sizeof(c));
+	CHECK_OK(cqp_kv_parse("a=1\nb=2XYZ", 7, collect_fn, &c));
+	CHECK(c.n == 2);
+	CHECK_STR(c.vals[1], "2");
+
+	memset(&c, 0, sizeof(c));
+	CHECK_OK(cqp_kv_parse("", 0, collect_fn, &c));
+	CHECK(c.n == 0);
+
+	/* fn's non-zero result stops the walk and comes back. */
+	memset(&c, 0, sizeof(c));
+	c.stop_at = 1;
+	CHECK(cqp_kv_parse("a=1\nb=2\n", 8, collect_fn, &c) == 7);
+	CHECK(c.n == 1);
+
+	memset(&c, 0, sizeof(c));
+	CHECK_ERR(cqp_kv_parse("a=1\nnovalue\n", 12, collect_fn, &c),
+		  CQP_E_PROTO, "line 2 \"novalue\": no '='");
+	CHECK_ERR(cqp_kv_parse("=x\n", 3, collect_fn, &c), CQP_E_PROTO,
+		  "line 1 \"=x\": empty key");
+	CHECK_ERR(cqp_kv_parse("Key=1\n", 6, collect_fn, &c), CQP_E_PROTO,
+		  "invalid key \"Key\"");
+	CHECK_ERR(cqp_kv_parse("a b=1\n", 6, collect_fn, &c), CQP_E_PROTO,
+		  "invalid key \"a b\"");
+	CHECK_ERR(cqp_kv_parse("a=1\n\nb=2\n", 9, collect_fn, &c), CQP_E_PROTO,
+		  "line 2");
+	CHECK_ERR(cqp_kv_parse("a=1\0\nb=2\n", 9, collect_fn, &c), CQP_E_PROTO,
+		  "embedded NUL");
+	/* Control bytes from the peer are not echoed raw. */
+	CHECK_ERR(cqp_kv_parse("\033[2J\n", 5, collect_fn, &c), CQP_E_PROTO,
+		  "\"?[2J\"");
+
+	/* Lookups: first match wins, missing and malformed are errors. */
+	CHECK_OK(cqp_kv_get_str("a=1\na=2\n", 8, "a", s, sizeof(s)));
+	CHECK_STR(s, "1");
+	CHECK_ERR(cqp_kv_get_str("a=1\n", 4, "zzz", s, sizeof(s)), CQP_E_PROTO,
+		  "lacks key \"zzz\"");
+	CHECK_ERR(cqp_kv_get_str("bad\na=1\n", 8, "a", s, sizeof(s)),
+		  CQP_E_PROTO, "line 1");
+	CHECK_ERR(cqp_kv_get_str("a=12345678\n", 11, "a", s, sizeof(s)),
+		  CQP_E_PROTO, "8 bytes, longer than the 7 allowed");
+	CHECK_OK(cqp_kv_get_str("a=1234567\n", 10, "a", s, sizeof(s)));
+	CHECK_STR(s, "1234567");
+}
+
+static void test_kv_u64(void)
+{
+	static const struct {
+		const char *text;
+		uint64_t want;
+	} good[] = {
+	    {"n=0\n", 0},
+	    {"n=42\n", 42},
+	    {"n=007\n", 7},
+	    {"n=18446744073709551615\n", UINT64_MAX},
+	};
+	static const char *const bad[] = {
+	    "n=12x\n",
+	    "n=-1\n",
+	    "n=\n",
+	    "n=+1\n",
+	    "n= 1\n",
+	    "n=1 \n",
+	    "n=0x10\n",
+	    "n=1.0\n",
+	    "n=18446744073709551616\n",
+	    "n=99999999999999999999\n",
+	};
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		v = 12345;
+		CHECK_OK(cqp_kv_get_u64(good[i].text, strlen(good[i].text), "n",
+					&v));
+		CHECK(v == good[i].want);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 12345;
+		CHECK_ERR(cqp_kv_get_u64(bad[i], strlen(bad[i]), "n", &v),
+			  CQP_E_PROTO, "key \"n\" (line 1)");
+		CHECK(v == 12345);
+	}
+	CHECK_ERR(cqp_kv_get_u64("n=18446744073709551616\n", 23, "n", &v),
+		  CQP_E_PROTO, "too large");
+	CHECK_ERR(cqp_kv_get_u64("n=-1\n", 5, "n", &v), CQP_E_PROTO,
+		  "not an unsigned decimal integer");
+	CHECK_ERR(cqp_kv_get_u64("n=\n", 3, "n", &v), CQP_E_PROTO,
+		  "empty value");
+}
+
+static void test_kv_double(void)
+{
+	const double vals[] = {0.1,
+			       1.0 / 3.0,
+			       -2.5e-300,
+			       DBL_MAX,
+			       DBL_MIN,
+			       -DBL_MAX,
+			       4.9406564584124654e-324,
+			       123456789.123456789,
+			       0.0,
+			       1e22,
+			       -1.0 / 7.0};
+	static const char *const bad[] = {"x=\n", "x=abc\n", "x=1.5x\n",
+					  "x= 1.5\n", "x=1e999\n"};
+	char buf[128];
+	struct cqp_kv_writer w;
+	double v;
+
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		cqp_kv_writer_init(&w, buf, sizeof(buf));
+		cqp_kv_add_double(&w, "x", vals[i]);
+		CHECK(!w.overflow);
+		v = -1;
+		CHECK_OK(cqp_kv_get_double(buf, w.len, "x", &v));
+		/* exact: the same bits, not merely close */
+		CHECK(memcmp(&v, &vals[i], sizeof(v)) == 0);
+		if (memcmp(&v, &vals[i], sizeof(v)) != 0)
+			fprintf(stderr, "  %.17g came back as %.17g\n", vals[i],
+				v);
+	}
+
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_kv_add_double(&w, "z", -0.0);
+	cqp_kv_add_double(&w, "i", -INFINITY);
+	cqp_kv_add_double(&w, "n", NAN);
+	CHECK_OK(cqp_kv_get_double(buf, w.len, "z", &v));
+	CHECK(v == 0.0 && signbit(v));
+	CHECK_OK(cqp_kv_get_double(buf, w.len, "i", &v));
+	CHECK(isinf(v) && v < 0);
+	CHECK_OK(cqp_kv_get_double(buf, w.len, "n", &v));
+	CHECK(isnan(v));
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK_ERR(cqp_kv_get_double(bad[i], strlen(bad[i]), "x", &v),
+			  CQP_E_PROTO, "is not a number");
+}
+
+/* ---- header ------------------------------------------------------------ */
+
+static void test_header(void)
+{
+	char want_msg[128];
+	uint8_t h[12],
+	    want[12] = {'C', 'Q', 'P', 'F', 0, 1, 0, 6, 0x01, 0x02, 0x03, 0x04};
+	uint16_t t;
+	uint32_t l;
+
+	cqp_oob_hdr_encode(h, CQP_MSG_BARRIER, 0x01020304);
+	CHECK(memcmp(h, want, 12) == 0);
+
+	cqp_oob_hdr_encode(h, CQP_MSG_BYE, CQP_OOB_MAX_PAYLOAD);
+	CHECK_OK(cqp_oob_hdr_decode(h, &t, &l));
+	CHECK(t == CQP_MSG_BYE && l == CQP_OOB_MAX_PAYLOAD);
+
+	raw_hdr(h, 0x47455420, 1, 1, 0); /* "GET " */
+	CHECK_ERR(cqp_oob_hdr_decode(h, &t, &l), CQP_E_PROTO,
+		  "bad magic 0x47455420");
+	raw_hdr(h, CQP_OOB_MAGIC, 2, 1, 0);
+	CHECK_ERR(cqp_oob_hdr_decode(h, &t, &l), CQP_E_VERSION,
+		  "peer speaks cqperf protocol v2, we speak v1");
+	/* a newer version may have types we do not know: version first */
+	raw_hdr(h, CQP_OOB_MAGIC, 7, 999, 0);
+	CHECK_ERR(cqp_oob_hdr_decode(h, &t, &l), CQP_E_VERSION, "v7");
+	raw_hdr(h, CQP_OOB_MAGIC, 1, 0, 0);
+	CHECK_ERR(cqp_oob_hdr_decode(h, &t, &l), CQP_E_PROTO,
+		  "unknown message type 0");
+	raw_hdr(h, CQP_OOB_MAGIC, 1, CQP_MSG__MAX, 0);
+	CHECK_ERR(cqp_oob_hdr_decode(h, &t, &l), CQP_E_PROTO,
+		  "unknown message type");
+	raw_hdr(h, CQP_OOB_MAGIC, 1, CQP_MSG_PARAMS, CQP_OOB_MAX_PAYLOAD + 1);
+	snprintf(want_msg, sizeof(want_msg),
+		 "PARAMS payload of %u bytes, over the limit of %u bytes",
+		 CQP_OOB_MAX_PAYLOAD + 1, CQP_OOB_MAX_PAYLOAD);
+	CHECK_ERR(cqp_oob_hdr_decode(h, &t, &l), CQP_E_PROTO, want_msg);
+}
+
+/* ---- framing over a socketpair ------------------------------------------ */
+
+struct sender {
+	struct cqp_oob *o;
+	uint16_t type;
+	const void *buf;
+	uint32_t len;
+	int rc;
+};
+
+static void *sender_main(void *arg)
+{
+	struct sender *s = arg;
+
+	s->rc = cqp_oob_send(s->o, s->type, s->buf, s->len);
+	return NULL;
+}
+
+static void test_round_trip(void)
+{
+	struct cqp_oob a, b;
+	char buf[256], *big;
+	uint16_t t;
+	uint32_t len;
+
+	make_pair(&a, &b, T_MS);
+	for (uint16_t type = 1; type < CQP_MSG__MAX; type++) {
+		char payload[32];
+		int n = snprintf(payload, sizeof(payload), "n=%u\n", type);
+
+		if (type == CQP_MSG_BYE)
+			n = 0; /* BYE travels empty */
+		CHECK_OK(cqp_oob_send(&b, type, payload, (uint32_t)n));
+		memset(buf, 'X', sizeof(buf));
+		t = 0;
+		len = 999;
+		CHECK_OK(cqp_oob_recv(&a, &t, buf, sizeof(buf), &len));
+		CHECK(t == type);
+		CHECK(len == (uint32_t)n);
+		CHECK(memcmp(buf, payload, (size_t)n) == 0);
+		CHECK(buf[n] == '\0');
+	}
+
+	/* Two frames in one write: each recv takes exactly one. */
+	{
+		uint8_t two[2 * 12 + 4];
+
+		cqp_oob_hdr_encode(two, CQP_MSG_RESULTS, 4);
+		memcpy(two + 12, "a=1\n", 4);
+		cqp_oob_hdr_encode(two + 16, CQP_MSG_BYE, 0);
+		write_all(b.fd, two, 28);
+		CHECK_OK(cqp_oob_recv(&a, &t, buf, sizeof(buf), &len));
+		CHECK(t == CQP_MSG_RESULTS && len == 4);
+		CHECK_STR(buf, "a=1\n");
+		CHECK_OK(cqp_oob_recv(&a, &t, buf, sizeof(buf), &len));
+		CHECK(t == CQP_MSG_BYE && len == 0);
+	}
+
+	/* The largest payload, from a thread (it may exceed the socket
+	 * buffer).  cap == len: fits, without a NUL after it. */
+	big = malloc(CQP_OOB_MAX_PAYLOAD);
+	for (uint32_t i = 0; i < CQP_OOB_MAX_PAYLOAD; i++)
+		big[i] = (char)('a' + i % 26);
+	{
+		struct sender s = {&b, CQP_MSG_RESULTS, big,
+				   CQP_OOB_MAX_PAYLOAD, -1};
+		char *in = malloc(CQP_OOB_MAX_PAYLOAD);
+		pthread_t th;
+
+		a.timeout_ms = b.timeout_ms = 3000;
+		pthread_create(&th, NULL, sender_main, &s);
+		CHECK_OK(cqp_oob_recv(&a, &t, in, CQP_OOB_MAX_PAYLOAD, &len));
+		pthread_join(th, NULL);
+		CHECK(s.rc == 0);
+		CHECK(t == CQP_MSG_RESULTS && len == CQP_OOB_MAX_PAYLOAD);
+		CHECK(memcmp(in, big, CQP_OOB_MAX_PAYLOAD) == 0);
+		free(in);
+	}
+	/* The sender refuses what the receiver would. */
+	CHECK_ERR(
+	    cqp_oob_send(&b, CQP_MSG_RESULTS, big, CQP_OOB_MAX_PAYLOAD + 1),
+	    CQP_E_PROTO, "refusing to send");
+	CHECK_ERR(cqp_oob_send(&b, 0, "", 0), CQP_E_PROTO, "type 0");
+	free(big);
+	cqp_oob_close(&a);
+	cqp_oob_close(&b);
+	CHECK(a.fd == -1);
+}
+
+struct dribble {
+	int fd;
+	const uint8_t *buf;
+	size_t len;
+	int gap_ms;
+};
+
+static void *dribble_main(void *arg)
+{
+	struct dribble *d = arg;
+
+	for (size_t i = 0; i < d->len; i++) {
+		write_all(d->fd, d->buf + i, 1);
+		sleep_ms(d->gap_ms);
+	}
+	return NULL;
+}
+
+static void test_short_reads(void)
+{
+	struct cqp_oob a, b;
+	uint8_t frame[12 + 30];
+	char buf[64];
+	struct dribble d;
+	pthread_t th;
+	uint16_t t;
+	uint32_t len;
+
+	/* The deadline covers the whole frame: 42 bytes at 2 ms each. */
+	make_pair(&a, &b, 3000);
+	cqp_oob_hdr_encode(frame, CQP_MSG_ENDPOINT, 30);
+	memcpy(frame + 12, "qpn=1234\nlid=0\ngid=fe80::1:23\n", 30);
+	d = (struct dribble){b.fd, frame, sizeof(frame), 2};
+	pthread_create(&th, NULL, dribble_main, &d);
+	CHECK_OK(cqp_oob_recv(&a, &t, buf, sizeof(buf), &len));
+	pthread_join(th, NULL);
+	CHECK(t == CQP_MSG_ENDPOINT && len == 30);
+	CHECK(memcmp(buf, frame + 12, 30) == 0);
+	cqp_oob_close(&a);
+	cqp_oob_close(&b);
+}
+
+static void test_bad_frames(void)
+{
+	struct cqp_oob a, b;
+	uint8_t h[12];
+	char buf[64], want[160];
+	uint16_t t;
+	uint32_t len;
+
+	make_pair(&a, &b, T_MS);
+
+	write_all(b.fd, "GET / HTTP/1.1\r\n", 16);
+	CHECK_ERR(cqp_oob_recv(&a, &t, buf, sizeof(buf), &len), CQP_E_PROTO,
+		  "peer side-b:2 sent a frame with bad magic");
+	cqp_oob_close(&a);
+	cqp_oob_close(&b);
+
+	make_pair(&a, &b, T_MS);
+	raw_hdr(h, CQP_OOB_MAGIC, 2, CQP_MSG_HELLO, 0);
+	write_all(b.fd, h, 12);
+	CHECK_ERR(cqp_oob_recv(&a, &t, buf, sizeof(buf), &len), CQP_E_VERSION,
+		  "peer side-b:2 speaks cqperf protocol v2, we speak v1");
+
+	raw_hdr(h, CQP_OOB_MAGIC, 1, 0, 0);
+	write_all(b.fd, h, 12);
+	CHECK_ERR(cqp_oob_recv(&a, &t, buf, sizeof(buf), &len), CQP_E_PROTO,
+		  "unknown message type 0");
+	raw_hdr(h, CQP_OOB_MAGIC, 1, 0xffff, 0);
+	write_all(b.fd, h, 12);
+	CHECK_ERR(cqp_oob_recv(&a, &t, buf, sizeof(buf), &len), CQP_E_PROTO,
+		  "unknown message type 65535");
+
+	/* Oversized: refused from the header alone, the bytes after it
+	 * are still unread. */
+	raw_hdr(h, CQP_OOB_MAGIC, 1, CQP_MSG_PARAMS, 0xffffffffu);
+	write_all(b.fd, h, 12);
+	write_all(b.fd, "ZZ", 2);
+	snprintf(want, sizeof(want),
+		 "peer side-b:2 announced a PARAMS payload of 4294967295 "
+		 "bytes, over the limit of %u bytes",
+		 CQP_OOB_MAX_PAYLOAD);
+	CHECK_ERR(cqp_oob_recv(&a, &t, buf, sizeof(buf), &len), CQP_E_PROTO,
+		  want);
+	CHECK(recv(a.fd, buf, sizeof(buf), MSG_DONTWAIT) == 2);
+	CHECK(memcmp(buf, "ZZ", 2) == 0);
+
+	/* Within the protocol limit but over the caller's buffer. */
+	{
+		char payload[100];
+
+		memset(payload, 'p', sizeof(payload));
+		CHECK_OK(cqp_oob_send(&b, CQP_MSG_PARAMS, payload, 100));
+		CHECK_ERR(cqp_oob_recv(&a, &t, buf, 50, &len), CQP_E_PROTO,
+			  "100-byte PARAMS, larger than our 50-byte buffer");
+		CHECK(recv(a.fd, buf, sizeof(buf), MSG_DONTWAIT) == 64);
+	}
+	cqp_oob_close(&a);
+	cqp_oob_close(&b);
+}
+
+static void test_close_and_timeout(void)
+{
+	struct cqp_oob a, b;
+	uint8_t h[12];
+	char buf[64];
+	uint16_t t;
+	uint32_t len;
+	int64_t t0, el;
+
+	/* Closed before any byte of a frame. */
+	make_pair(&a, &b, T_MS);
+	cqp_oob_close(&b);
+	CHECK_ERR(cqp_oob_recv(&a, &t, buf, sizeof(buf), &len),
+		  CQP_E_PEER_CLOSED, "peer side-b:2 closed the connection");
+	CHECK(!strstr(cqp_errmsg(), "mid-frame"));
+	/* Writing to it is an error, not a SIGPIPE. */
+	CHECK_ERR(cqp_oob_send(&a, CQP_MSG_BYE, NULL, 0), CQP_E_PEER_CLOSED,
+		  "peer side-b:2 closed the connection");
+	/* send_error failing must not replace the failure being reported. */
+	cqp_fail(CQP_E_TIMEOUT, "my own failure");
+	cqp_oob_send_error(&a, "giving up");
+	CHECK(cqp_errcode() == CQP_E_TIMEOUT);
+	CHECK_STR(cqp_errmsg(), "my own failure");
+	cqp_oob_close(&a);
+	cqp_oob_send_error(&a, "closed: a no-op");
+	CHECK_STR(cqp_errmsg(), "my own failure");
+
+	/* Mid-header. */
+	make_pair(&a, &b, T_MS);
+	cqp_oob_hdr_encode(h, CQP_MSG_RESULTS, 10);
+	write_all(b.fd, h, 5);
+	cqp_oob_close(&b);
+	CHECK_ERR(cqp_oob_recv(&a, &t, buf, sizeof(buf), &len),
+		  CQP_E_PEER_CLOSED, "mid-frame after 5 of 12 header bytes");
+	cqp_oob_close(&a);
+
+	/* Mid-payload. */
+	make_pair(&a, &b, T_MS);
+	write_all(b.fd, h, 12);
+	write_all(b.fd, "a=1\n", 4);
+	cqp_oob_close(&b);
+	CHECK_ERR(cqp_oob_recv(&a, &t, buf, sizeof(buf), &len),
+		  CQP_E_PEER_CLOSED, "mid-frame after 16 of 22 bytes");
+	cqp_oob_close(&a);
+
+	/* Silence: a timeout close to the deadline, not a hang. */
+	make_pair(&a, &b, T_MS);
+	t0 = mono_ms();
+	CHECK_ERR(cqp_oob_recv(&a, &t, buf, sizeof(buf), &len), CQP_E_TIMEOUT,
+		  "no answer from peer side-b:2 within 300 ms");
+	el = mono_ms() - t0;
+	CHECK(el >= T_MS - 20 && el < T_MS + 1500);
+
+	/* A stall in the middle of a frame. */
+	write_all(b.fd, h, 12);
+	CHECK_ERR(cqp_oob_expect(&a, CQP_MSG_RESULTS, buf, sizeof(buf), &len),
+		  CQP_E_TIMEOUT, "within 300 ms (mid-frame after 12 of 22");
+
+	/* Seconds in the message once the deadline reaches them. */
+	a.timeout_ms = 1000;
+	CHECK_ERR(cqp_oob_recv(&a, &t, buf, sizeof(buf), &len), CQP_E_TIMEOUT,
+		  "within 1 s");
+
+	/* A peer that stops reading: the send deadline holds too. */
+	{
+		static char chunk[CQP_OOB_MAX_PAYLOAD];
+		int rc = 0, i;
+
+		b.timeout_ms = T_MS;
+		for (i = 0; i < 1000 && rc == 0; i++)
+			rc = cqp_oob_send(&b, CQP_MSG_RESULTS, chunk,
+					  sizeof(chunk));
+		CHECK_ERR(rc, CQP_E_TIMEOUT, "peer side-a:1 did not take our");
+	}
+	cqp_oob_close(&a);
+	cqp_oob_close(&b);
+}
+
+/* ---- expect, error, hello, barrier -------------------------------------- */
+
+static void test_expect(void)
+{
+	struct cqp_oob a, b;
+	char buf[64], pad[5000];
+	uint32_t len;
+
+	make_pair(&a, &b, T_MS);
+
+	CHECK_OK(send_str(&b, CQP_MSG_ACCEPT, "max-inline=220\n"));
+	CHECK_OK(cqp_oob_expect(&a, CQP_MSG_ACCEPT, buf, sizeof(buf), &len));
+	CHECK(len == 15);
+	CHECK_STR(buf, "max-inline=220\n");
+
+	/* send_error must leave our own recorded failure alone. */
+	cqp_fail(CQP_E_DEVICE, "original failure %d", 42);
+	cqp_oob_send_error(&b, "device mlx5_0 has no port 3\nsecond line");
+	CHECK(cqp_errcode() == CQP_E_DEVICE);
+	CHECK_STR(cqp_errmsg(), "original failure 42");
+	CHECK_ERR(cqp_oob_expect(&a, CQP_MSG_ACCEPT, buf, sizeof(buf), &len),
+		  CQP_E_PEER_FAILED,
+		  "peer side-b:2 failed: device mlx5_0 has no port 3 second "
+		  "line");
+	cqp_errclear();
+	cqp_oob_send_error(&b, "x");
+	CHECK(cqp_errcode() == CQP_OK);
+	CHECK_ERR(cqp_oob_expect(&a, CQP_MSG_RESULTS, buf, sizeof(buf), &len),
+		  CQP_E_PEER_FAILED, "failed: x");
+
+	CHECK_OK(send_str(&b, CQP_MSG_REJECT,
+			  "reason=--size 1G exceeds --max-mem\n"));
+	CHECK_ERR(cqp_oob_expect(&a, CQP_MSG_ACCEPT, buf, sizeof(buf), &len),
+		  CQP_E_REJECTED,
+		  "peer side-b:2 rejected the parameters: --size 1G exceeds "
+		  "--max-mem");
+	CHECK_OK(send_str(&b, CQP_MSG_REJECT, "why=dunno\n"));
+	CHECK_ERR(cqp_oob_expect(&a, CQP_MSG_ACCEPT, buf, sizeof(buf), &len),
+		  CQP_E_REJECTED, "(no reason given)");
+
+	/* An ERROR larger than the caller's buffer still yields its reason,
+	 * and the stream stays in step. */
+	memset(pad, 'q', sizeof(pad));
+	memcpy(pad, "reason=out of memory\npad=", 25);
+	pad[sizeof(pad) - 1] = '\n';
+	CHECK_OK(cqp_oob_send(&b, CQP_MSG_ERROR, pad, sizeof(pad)));
+	CHECK_OK(cqp_oob_send(&b, CQP_MSG_BYE, NULL, 0));
+	CHECK_ERR(cqp_oob_expect(&a, CQP_MSG_ACCEPT, buf, 16, &len),
+		  CQP_E_PEER_FAILED, "failed: out of memory");
+	CHECK_OK(cqp_oob_expect(&a, CQP_MSG_BYE, NULL, 0, &len));
+	CHECK(len == 0);
+
+	CHECK_OK(send_str(&b, CQP_MSG_RESULTS, "x=1\n"));
+	CHECK_ERR(cqp_oob_expect(&a, CQP_MSG_ACCEPT, buf, sizeof(buf), &len),
+		  CQP_E_PROTO,
+		  "expected ACCEPT from peer side-b:2, got RESULTS");
+	cqp_oob_close(&a);
+	cqp_oob_close(&b);
+}
+
+struct side {
+	struct cqp_oob *o;
+	const char *tool, *version, *barrier;
+	int rc;
+	enum cqp_errcode code;
+	char msg[512];
+};
+
+static void *side_main(void *arg)
+{
+	struct side *s = arg;
+
+	if (s->barrier)
+		s->rc = cqp_oob_barrier(s->o, s->barrier);
+	else
+		s->rc = cqp_oob_hello(s->o, s->tool, s->version);
+	s->code = cqp_errcode();
+	snprintf(s->msg, sizeof(s->msg), "%s", cqp_errmsg());
+	return NULL;
+}
+
+/* Run both sides at once, as two processes would. */
+static void both(struct side *x, struct side *y)
+{
+	pthread_t tx, ty;
+
+	pthread_create(&tx, NULL, side_main, x);
+	pthread_create(&ty, NULL, side_main, y);
+	pthread_join(tx, NULL);
+	pthread_join(ty, NULL);
+}
+
+static void test_hello_barrier(void)
+{
+	struct cqp_oob a, b;
+	struct side x, y;
+	char buf[64];
+	uint32_t len;
+
+	make_pair(&a, &b, T_MS);
+	x = (struct side){.o = &a, .tool = "cq_poll_bw", .version = "0.1.0"};
+	y = (struct side){.o = &b, .tool = "cq_poll_bw", .version = "0.1.0"};
+	both(&x, &y);
+	CHECK(x.rc == 0 && y.rc == 0);
+
+	/* Same tool, other release: refused, since parameters travel as
+	 * differences from defaults that another release may not share. */
+	x.version = "0.2.0";
+	both(&x, &y);
+	CHECK(x.rc == -CQP_E_VERSION && y.rc == -CQP_E_VERSION);
+	CHECK(strstr(y.msg, "runs cq_poll_bw 0.2.0, we run cq_poll_bw "
+			    "0.1.0") != NULL);
+
+	/* Another tool: both sides fail and say what the other runs. */
+	y.tool = "cq_event_lat";
+	both(&x, &y);
+	CHECK(x.rc == -CQP_E_VERSION && x.code == CQP_E_VERSION);
+	CHECK(y.rc == -CQP_E_VERSION && y.code == CQP_E_VERSION);
+	CHECK(strstr(x.msg, "peer side-b:2 runs cq_event_lat 0.1.0, we run "
+			    "cq_poll_bw 0.2.0") != NULL);
+	CHECK(strstr(y.msg, "peer side-a:1 runs cq_poll_bw 0.2.0, we run "
+			    "cq_event_lat 0.1.0") != NULL);
+
+	x = (struct side){.o = &a, .barrier = "warmup"};
+	y = (struct side){.o = &b, .barrier = "warmup"};
+	both(&x, &y);
+	CHECK(x.rc == 0 && y.rc == 0);
+	y.barrier = "measure";
+	both(&x, &y);
+	CHECK(x.rc == -CQP_E_PROTO && y.rc == -CQP_E_PROTO);
+	CHECK(strstr(x.msg, "peer side-b:2 is at barrier \"measure\", we are "
+			    "at \"warmup\"") != NULL);
+	CHECK(strstr(y.msg, "is at barrier \"warmup\"") != NULL);
+
+	/* A peer hello with another protocol in the record, or broken. */
+	CHECK_OK(send_str(&b, CQP_MSG_HELLO,
+			  "proto=2\ntool=cq_poll_bw\nversion=9\n"));
+	CHECK_ERR(cqp_oob_hello(&a, "cq_poll_bw", "0.1.0"), CQP_E_VERSION,
+		  "speaking cqperf protocol v2");
+	CHECK_OK(cqp_oob_expect(&b, CQP_MSG_HELLO, buf, sizeof(buf), &len));
+	CHECK_OK(send_str(&b, CQP_MSG_HELLO, "proto=1\n"));
+	CHECK_ERR(cqp_oob_hello(&a, "cq_poll_bw", "0.1.0"), CQP_E_PROTO,
+		  "bad HELLO from peer side-b:2: key=value record lacks key "
+		  "\"tool\"");
+	CHECK_OK(cqp_oob_expect(&b, CQP_MSG_HELLO, buf, sizeof(buf), &len));
+	/* hello waiting on a silent peer times out */
+	CHECK_ERR(cqp_oob_hello(&a, "cq_poll_bw", "0.1.0"), CQP_E_TIMEOUT,
+		  "no answer from peer side-b:2");
+	cqp_oob_close(&a);
+	cqp_oob_close(&b);
+}
+
+/* ---- TCP on the loopback ------------------------------------------------ */
+
+struct server {
+	int lfd;
+	int rc;
+	char peer[96];
+	char msg[512];
+};
+
+static void *server_main(void *arg)
+{
+	struct server *s = arg;
+	struct cqp_oob o;
+	char buf[256];
+	uint32_t len;
+	uint16_t t;
+
+	s->rc = cqp_oob_accept(s->lfd, 3000, &o);
+	if (s->rc == 0) {
+		snprintf(s->peer, sizeof(s->peer), "%s", o.peer);
+		if ((s->rc = cqp_oob_hello(&o, "cq_poll_bw", "0.1.0")) == 0 &&
+		    (s->rc = cqp_oob_expect(&o, CQP_MSG_PARAMS, buf,
+					    sizeof(buf), &len)) == 0 &&
+		    (s->rc = strcmp(buf, "size=65536\n") ? -1 : 0) == 0 &&
+		    (s->rc = send_str(&o, CQP_MSG_ACCEPT, "ok=1\n")) == 0 &&
+		    (s->rc = cqp_oob_barrier(&o, "measure")) == 0 &&
+		    (s->rc = cqp_oob_recv(&o, &t, buf, sizeof(buf), &len)) == 0)
+			s->rc = t == CQP_MSG_BYE ? 0 : -1;
+		cqp_oob_close(&o);
+	}
+	snprintf(s->msg, sizeof(s->msg), "%s", cqp_errmsg());
+	return NULL;
+}
+
+static void test_tcp(void)
+{
+	struct server s = {.lfd = -1};
+	struct cqp_oob c;
+	char buf[64], want[64];
+	uint16_t port = 0;
+	int64_t t0, el;
+	pthread_t th;
+	uint32_t len;
+	int rc = -1, lfd2 = -1;
+
+	for (int i = 0; i < 200 && rc < 0; i++) {
+		port = (uint16_t)(20000 + (getpid() + i * 37) % 10000);
+		rc = cqp_oob_listen(port, &s.lfd);
+		if (rc < 0 && !strstr(cqp_errmsg(), "already in use"))
+			break;
+	}
+	CHECK_OK(rc);
+	if (rc < 0)
+		return;
+
+	/* A second listener on the same port is refused, by name. */
+	CHECK_ERR(cqp_oob_listen(port, &lfd2), CQP_E_NET, "already in use");
+
+	pthread_create(&th, NULL, server_main, &s);
+	CHECK_OK(cqp_oob_connect("127.0.0.1", port, 3000, &c));
+	snprintf(want, sizeof(want), "127.0.0.1:%u", port);
+	CHECK_STR(c.peer, want);
+	CHECK_OK(cqp_oob_hello(&c, "cq_poll_bw", "0.1.0"));
+	CHECK_OK(send_str(&c, CQP_MSG_PARAMS, "size=65536\n"));
+	CHECK_OK(cqp_oob_expect(&c, CQP_MSG_ACCEPT, buf, sizeof(buf), &len));
+	CHECK_OK(cqp_oob_barrier(&c, "measure"));
+	CHECK_OK(cqp_oob_send(&c, CQP_MSG_BYE, NULL, 0));
+	pthread_join(th, NULL);
+	CHECK(s.rc == 0);
+	if (s.rc)
+		fprintf(stderr, "  server: %s\n", s.msg);
+	CHECK(strncmp(s.peer, "127.0.0.1:", 10) == 0);
+	cqp_oob_close(&c);
+
+	/* Nobody connecting: accept times out. */
+	t0 = mono_ms();
+	CHECK_ERR(cqp_oob_accept(s.lfd, 200, &c), CQP_E_TIMEOUT,
+		  "no client connected to TCP port");
+	CHECK(mono_ms() - t0 >= 180);
+	close(s.lfd);
+
+	/* Nobody listening: retried until the deadline, not given up at the
+	 * first refusal. */
+	t0 = mono_ms();
+	snprintf(want, sizeof(want),
+		 "could not connect to 127.0.0.1:%u within 500 ms", port);
+	CHECK_ERR(cqp_oob_connect("127.0.0.1", port, 500, &c), CQP_E_NET, want);
+	el = mono_ms() - t0;
+	CHECK(el >= 480 && el < 3000);
+	if (!(el >= 480 && el < 3000))
+		fprintf(stderr, "  connect gave up after %" PRId64 " ms\n", el);
+
+	CHECK_ERR(cqp_oob_connect("no-such-host.invalid", port, 300, &c),
+		  CQP_E_NET, "cannot resolve host no-such-host.invalid");
+}
+
+int main(void)
+{
+	test_kv_writer();
+	test_kv_parse();
+	test_kv_u64();
+	test_kv_double();
+	test_header();
+	test_round_trip();
+	test_short_reads();
+	test_bad_frames();
+	test_close_and_timeout();
+	test_expect();
+	test_hello_barrier();
+	test_tcp();
+	return check_done("test_oob");
+}
