@@ -1,0 +1,667 @@
+#include "options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "kv.h"
+
+#ifndef CQP_VERSION
+#define CQP_VERSION "dev"
+#endif
+
+#define RDMA_TOOLS                                                             \
+	(CQP_TOOL_CQ_POLL_BW | CQP_TOOL_CQ_EVENT_LAT | CQP_TOOL_UD_SEND_BW |   \
+	 CQP_TOOL_UD_SEND_LAT)
+#define BW_TOOLS   (CQP_TOOL_CQ_POLL_BW | CQP_TOOL_UD_SEND_BW)
+#define ALL	   CQP_TOOL_ALL
+#define NEG	   CQP_OPTF_NEGOTIATED
+#define OFF(field) offsetof(struct cqp_params, field)
+#define KIB	   ((uint64_t)1024)
+#define MIB	   (1024 * KIB)
+#define GIB	   (1024 * MIB)
+
+static const char *const cq_mode_words[] = {"poll", "event", "hybrid", NULL};
+static const char *const output_words[] = {"human", "json", "csv", NULL};
+
+/* clang-format off */
+const struct cqp_option cqp_options[] = {
+	{"ib-dev", 'd', CQP_OPT_STR, OFF(ib_dev), sizeof(((struct cqp_params *)0)->ib_dev), 0, 0, NULL, "DEV",
+	 "RDMA device to use (default: the first one)", ALL, 0},
+	{"ib-port", 'i', CQP_OPT_U32, OFF(ib_port), 0, 1, 255, NULL, "PORT",
+	 "port of the RDMA device", RDMA_TOOLS, 0},
+	{"gid-index", 'x', CQP_OPT_I32, OFF(gid_index), 0, -1, 255, NULL, "IDX",
+	 "GID index (-1: the RoCEv2 IPv4-mapped GID, else the first valid one)", RDMA_TOOLS, 0},
+	{"port", 'p', CQP_OPT_U32, OFF(port), 0, 1, 65535, NULL, "PORT",
+	 "TCP port of the out-of-band channel", ALL, 0},
+	{"size", 's', CQP_OPT_SIZE, OFF(size), 0, 1, 2 * GIB, NULL, "SIZE",
+	 "message size in bytes (K, M, G suffixes)", RDMA_TOOLS, NEG},
+	{"all", 'a', CQP_OPT_FLAG, OFF(all), 0, 0, 1, NULL, NULL,
+	 "every power of two from 2 bytes to 8 MiB (or the device's maximum), a row each", RDMA_TOOLS, NEG},
+	{"iters", 'n', CQP_OPT_U64, OFF(iters), 0, 1, 1ull << 40, NULL, "N",
+	 "messages (or exchanges) per size", RDMA_TOOLS, NEG},
+	{"duration", 'D', CQP_OPT_U32, OFF(duration_s), 0, 1, 86400, NULL, "SEC",
+	 "run each size for SEC seconds after a 1 s warm-up, instead of --iters", RDMA_TOOLS, NEG},
+	{"tx-depth", 't', CQP_OPT_U32, OFF(tx_depth), 0, 1, 32768, NULL, "N",
+	 "send queue depth (work requests in flight)", RDMA_TOOLS, NEG},
+	{"rx-depth", 'r', CQP_OPT_U32, OFF(rx_depth), 0, 1, 32768, NULL, "N",
+	 "receive queue depth (receives kept posted)", RDMA_TOOLS, NEG},
+	{"cq-depth", 0, CQP_OPT_U32, OFF(cq_depth), 0, 1, 4194304, NULL, "N",
+	 "completion queue depth (default: tx-depth + rx-depth)", RDMA_TOOLS, NEG},
+	{"inline", 'I', CQP_OPT_I32, OFF(inline_size), 0, 0, 4096, NULL, "SIZE",
+	 "max inline data; an explicit size the device will not grant is an error (default: what the device grants up to 236)", RDMA_TOOLS, NEG},
+	{"mtu", 'm', CQP_OPT_U32, OFF(mtu), 0, 256, 4096, NULL, "MTU",
+	 "path MTU: 256, 512, 1024, 2048 or 4096, at most the port's active MTU (default: active MTU)", RDMA_TOOLS, NEG},
+	{"post-list", 'l', CQP_OPT_U32, OFF(post_list), 0, 1, 1024, NULL, "N",
+	 "work requests chained in one post call", BW_TOOLS, NEG},
+	{"signal-every", 0, CQP_OPT_U32, OFF(signal_every), 0, 1, 32768, NULL, "N",
+	 "request a send completion every N messages (selective signaling)", BW_TOOLS, NEG},
+	{"qps", 'q', CQP_OPT_U32, OFF(qps), 0, 1, 1024, NULL, "N",
+	 "queue pairs, each with its own CQ", RDMA_TOOLS, NEG},
+	{"channel-per-cq", 0, CQP_OPT_FLAG, OFF(channel_per_cq), 0, 0, 1, NULL, NULL,
+	 "give every CQ its own completion channel instead of sharing one", RDMA_TOOLS, NEG},
+	{"cq-mode", 0, CQP_OPT_ENUM, OFF(cq_mode), 0, 0, 2, cq_mode_words, "MODE",
+	 "how completions are reaped: poll, event or hybrid (spin after a wakeup, then sleep)", RDMA_TOOLS, NEG},
+	{"poll-batch", 0, CQP_OPT_U32, OFF(poll_batch), 0, 1, 4096, NULL, "N",
+	 "work completions asked of each ibv_poll_cq call", RDMA_TOOLS, NEG},
+	{"ack-batch", 0, CQP_OPT_U32, OFF(ack_batch), 0, 1, 65536, NULL, "N",
+	 "completion events acknowledged per ibv_ack_cq_events call", RDMA_TOOLS, NEG},
+	{"spin-us", 0, CQP_OPT_U32, OFF(spin_us), 0, 0, 10000000, NULL, "USEC",
+	 "hybrid: keep polling this long after the last completion before sleeping", RDMA_TOOLS, NEG},
+	{"solicited", 0, CQP_OPT_FLAG, OFF(solicited), 0, 0, 1, NULL, NULL,
+	 "arm CQs for solicited completions only (senders set the solicited flag)", RDMA_TOOLS, NEG},
+	{"nonblock", 0, CQP_OPT_FLAG, OFF(nonblock), 0, 0, 1, NULL, NULL,
+	 "non-blocking completion channel served with epoll and a timeout", RDMA_TOOLS, NEG},
+	{"cq-mod", 0, CQP_OPT_CQMOD, 0, 0, 1, 65535, NULL, "COUNT[,USEC]",
+	 "hardware CQ moderation via ibv_modify_cq (USEC 0..65535)", RDMA_TOOLS, NEG},
+	{"output", 0, CQP_OPT_ENUM, OFF(output), 0, 0, 2, output_words, "FMT",
+	 "report format: human, json or csv", ALL, 0},
+	{"report-gbits", 0, CQP_OPT_FLAG, OFF(report_gbits), 0, 0, 1, NULL, NULL,
+	 "report bandwidth in Gb/s instead of MB/s", BW_TOOLS, 0},
+	{"timeout", 0, CQP_OPT_U32, OFF(timeout_s), 0, 1, 86400, NULL, "SEC",
+	 "deadline for every wait on the peer", ALL, 0},
+	{"persistent", 0, CQP_OPT_FLAG, OFF(persistent), 0, 0, 1, NULL, NULL,
+	 "server: keep serving clients until interrupted", ALL, 0},
+	{"max-mem", 0, CQP_OPT_SIZE, OFF(max_mem), 0, MIB, 64 * GIB, NULL, "SIZE",
+	 "server: most buffer memory a client may make it register", ALL, 0},
+	{"comp-vector", 0, CQP_OPT_U32, OFF(comp_vector), 0, 0, 1023, NULL, "N",
+	 "completion vector (interrupt) for the CQs", RDMA_TOOLS, 0},
+	{"cpu", 0, CQP_OPT_I32, OFF(cpu), 0, 0, 4095, NULL, "CPU",
+	 "pin the benchmark thread to this CPU", ALL, 0},
+	{"help", 'h', CQP_OPT_HELP, 0, 0, 0, 0, NULL, NULL,
+	 "print this help and exit", ALL, 0},
+	{"version", 'V', CQP_OPT_VERSION, 0, 0, 0, 0, NULL, NULL,
+	 "print the version and exit", ALL, 0},
+	{NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0},
+};
+/* clang-format on */
+
+const char *cqp_tool_name(enum cqp_tool tool)
+{
+	switch (tool) {
+	case CQP_TOOL_CQ_POLL_BW:
+		return "cq_poll_bw";
+	case CQP_TOOL_CQ_EVENT_LAT:
+		return "cq_event_lat";
+	case CQP_TOOL_UD_SEND_BW:
+		return "ud_send_bw";
+	case CQP_TOOL_UD_SEND_LAT:
+		return "ud_send_lat";
+	case CQP_TOOL_CM_EVENT_STRESS:
+		return "cm_event_stress";
+	default:
+		return "cqperf";
+	}
+}
+
+const char *cqp_cq_mode_name(uint32_t mode)
+{
+	return mode <= CQP_CQ_HYBRID ? cq_mode_words[mode] : "?";
+}
+
+const char *cqp_output_name(uint32_t output)
+{
+	return output <= CQP_OUT_CSV ? output_words[output] : "?";
+}
+
+void cqp_params_defaults(struct cqp_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->ib_port = 1;
+	p->gid_index = -1;
+	p->port = CQP_DEFAULT_PORT;
+	p->timeout_s = 30;
+	p->cpu = -1;
+	p->output = CQP_OUT_HUMAN;
+	p->max_mem = 1 * GIB;
+	p->size = 65536;
+	p->iters = 1000;
+	p->tx_depth = 128;
+	p->rx_depth = 512;
+	p->inline_size = -1;
+	p->post_list = 1;
+	p->signal_every = 1;
+	p->qps = 1;
+	p->cq_mode = CQP_CQ_POLL;
+	p->poll_batch = 16;
+	p->ack_batch = 16;
+	p->spin_us = 50;
+}
+
+static void *field(const struct cqp_option *o, struct cqp_params *p)
+{
+	return (char *)p + o->offset;
+}
+
+static const void *cfield(const struct cqp_option *o,
+			  const struct cqp_params *p)
+{
+	return (const char *)p + o->offset;
+}
+
+/* Strict unsigned number: the whole string, decimal or 0x hex, no sign or
+ * blanks; with `size`, one K/M/G suffix (powers of 1024). */
+static int parse_number(const char *s, bool size, uint64_t *out)
+{
+	const char *digits = s;
+	int base = 10;
+	char *end;
+	uint64_t v, mult = 1;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		digits = s + 2;
+	}
+	if (!isxdigit((unsigned char)digits[0]) ||
+	    (base == 10 && !isdigit((unsigned char)digits[0])))
+		return -1;
+	errno = 0;
+	v = strtoull(digits, &end, base);
+	if (errno)
+		return -1;
+	if (size && *end && !end[1]) {
+		switch (*end) {
+		case 'k':
+		case 'K':
+			mult = KIB;
+			break;
+		case 'm':
+		case 'M':
+			mult = MIB;
+			break;
+		case 'g':
+		case 'G':
+			mult = GIB;
+			break;
+		default:
+			return -1;
+		}
+		end++;
+	}
+	if (*end)
+		return -1;
+	if (v > UINT64_MAX / mult)
+		return -1;
+	*out = v * mult;
+	return 0;
+}
+
+static void format_size(uint64_t v, char *buf, size_t cap)
+{
+	if (v && v % GIB == 0)
+		snprintf(buf, cap, "%" PRIu64 "G", v / GIB);
+	else if (v && v % MIB == 0)
+		snprintf(buf, cap, "%" PRIu64 "M", v / MIB);
+	else if (v && v % KIB == 0)
+		snprintf(buf, cap, "%" PRIu64 "K", v / KIB);
+	else
+		snprintf(buf, cap, "%" PRIu64, v);
+}
+
+/* "1..32768", "256..4096", "poll, event or hybrid" */
+static void format_range(const struct cqp_option *o, char *buf, size_t cap)
+{
+	char lo[32], hi[32];
+	size_t n = 0;
+
+	if (o->type == CQP_OPT_ENUM) {
+		buf[0] = '\0';
+		for (unsigned i = 0; o->words[i] && n < cap; i++)
+			n += snprintf(buf + n, cap - n, "%s%s",
+				      i == 0		? ""
+				      : o->words[i + 1] ? ", "
+							: " or ",
+				      o->words[i]);
+		return;
+	}
+	if (o->type == CQP_OPT_SIZE) {
+		format_size((uint64_t)o->min, lo, sizeof(lo));
+		format_size(o->max, hi, sizeof(hi));
+	} else {
+		snprintf(lo, sizeof(lo), "%" PRId64, o->min);
+		snprintf(hi, sizeof(hi), "%" PRIu64, o->max);
+	}
+	snprintf(buf, cap, "%s..%s", lo, hi);
+}
+
+static int bad_value(const struct cqp_option *o, const char *val,
+		     const char *what)
+{
+	char range[128];
+
+	format_range(o, range, sizeof(range));
+	return cqp_fail(CQP_E_USAGE, "--%s: '%s' %s (allowed: %s)", o->name,
+			val, what, range);
+}
+
+static int set_number(const struct cqp_option *o, struct cqp_params *p,
+		      const char *val)
+{
+	bool neg = o->type == CQP_OPT_I32 && strcmp(val, "-1") == 0;
+	uint64_t v = 0;
+
+	if (neg && o->min >= 0)
+		return bad_value(o, val, "is out of range");
+	if (!neg && parse_number(val, o->type == CQP_OPT_SIZE, &v) < 0)
+		return bad_value(o, val,
+				 o->type == CQP_OPT_SIZE
+				     ? "is not a size (a whole number, "
+				       "optionally with K, M or G)"
+				     : "is not a whole number");
+	if (!neg && ((int64_t)o->min > 0 && v < (uint64_t)o->min))
+		return bad_value(o, val, "is out of range");
+	if (!neg && v > o->max)
+		return bad_value(o, val, "is out of range");
+	switch (o->type) {
+	case CQP_OPT_U32:
+		*(uint32_t *)field(o, p) = (uint32_t)v;
+		break;
+	case CQP_OPT_I32:
+		*(int32_t *)field(o, p) = neg ? -1 : (int32_t)v;
+		break;
+	default:
+		*(uint64_t *)field(o, p) = v;
+		break;
+	}
+	return 0;
+}
+
+static int set_cqmod(const struct cqp_option *o, struct cqp_params *p,
+		     const char *val)
+{
+	char count[32];
+	const char *comma = strchr(val, ',');
+	size_t n = comma ? (size_t)(comma - val) : strlen(val);
+	uint64_t c, u = 0;
+
+	if (n >= sizeof(count))
+		return bad_value(o, val, "is not COUNT[,USEC]");
+	memcpy(count, val, n);
+	count[n] = '\0';
+	if (parse_number(count, false, &c) < 0 ||
+	    (comma && parse_number(comma + 1, false, &u) < 0))
+		return bad_value(o, val, "is not COUNT[,USEC]");
+	if (c < 1 || c > 65535 || u > 65535)
+		return bad_value(o, val,
+				 "is out of range (COUNT 1..65535, "
+				 "USEC 0..65535)");
+	p->cq_mod_count = (uint32_t)c;
+	p->cq_mod_usec = (uint32_t)u;
+	return 0;
+}
+
+int cqp_option_set(const struct cqp_option *o, struct cqp_params *p,
+		   const char *val)
+{
+	switch (o->type) {
+	case CQP_OPT_FLAG:
+		if (!val || strcmp(val, "true") == 0)
+			*(bool *)field(o, p) = true;
+		else if (strcmp(val, "false") == 0)
+			*(bool *)field(o, p) = false;
+		else
+			return cqp_fail(CQP_E_USAGE,
+					"--%s: '%s' is not true or false",
+					o->name, val);
+		return 0;
+	case CQP_OPT_U32:
+	case CQP_OPT_I32:
+	case CQP_OPT_U64:
+	case CQP_OPT_SIZE:
+		return set_number(o, p, val);
+	case CQP_OPT_ENUM:
+		for (unsigned i = 0; o->words[i]; i++) {
+			if (strcmp(val, o->words[i]) == 0) {
+				*(uint32_t *)field(o, p) = i;
+				return 0;
+			}
+		}
+		return bad_value(o, val, "is not a known word");
+	case CQP_OPT_STR:
+		if (strlen(val) >= o->str_cap || !val[0])
+			return cqp_fail(CQP_E_USAGE,
+					"--%s: value must be 1..%zu characters",
+					o->name, o->str_cap - 1);
+		strcpy((char *)field(o, p), val);
+		return 0;
+	case CQP_OPT_CQMOD:
+		return set_cqmod(o, p, val);
+	default:
+		return cqp_fail(CQP_E_USAGE, "--%s takes no value", o->name);
+	}
+}
+
+void cqp_option_format(const struct cqp_option *o, const struct cqp_params *p,
+		       char *buf, size_t cap)
+{
+	const void *f = cfield(o, p);
+
+	switch (o->type) {
+	case CQP_OPT_FLAG:
+		snprintf(buf, cap, "%s", *(const bool *)f ? "true" : "false");
+		break;
+	case CQP_OPT_U32:
+		snprintf(buf, cap, "%" PRIu32, *(const uint32_t *)f);
+		break;
+	case CQP_OPT_I32:
+		snprintf(buf, cap, "%" PRId32, *(const int32_t *)f);
+		break;
+	case CQP_OPT_U64:
+	case CQP_OPT_SIZE:
+		snprintf(buf, cap, "%" PRIu64, *(const uint64_t *)f);
+		break;
+	case CQP_OPT_ENUM:
+		snprintf(buf, cap, "%s", o->words[*(const uint32_t *)f]);
+		break;
+	case CQP_OPT_STR:
+		snprintf(buf, cap, "%s", (const char *)f);
+		break;
+	case CQP_OPT_CQMOD:
+		snprintf(buf, cap, "%" PRIu32 ",%" PRIu32, p->cq_mod_count,
+			 p->cq_mod_usec);
+		break;
+	default:
+		snprintf(buf, cap, "%s", "");
+		break;
+	}
+}
+
+const struct cqp_option *cqp_option_find(const char *name)
+{
+	for (const struct cqp_option *o = cqp_options; o->name; o++)
+		if (strcmp(o->name, name) == 0)
+			return o;
+	return NULL;
+}
+
+static bool takes_arg(const struct cqp_option *o)
+{
+	return o->type != CQP_OPT_FLAG && o->type != CQP_OPT_HELP &&
+	       o->type != CQP_OPT_VERSION;
+}
+
+/* A default outside the option's range means "not set": say so. */
+static void default_text(const struct cqp_option *o, const struct cqp_params *d,
+			 char *buf, size_t cap)
+{
+	const void *f = cfield(o, d);
+
+	if (o->type == CQP_OPT_SIZE) {
+		format_size(*(const uint64_t *)f, buf, cap);
+	} else if ((o->type == CQP_OPT_CQMOD && !d->cq_mod_count) ||
+		   (o->type == CQP_OPT_U32 && *(const uint32_t *)f < o->min) ||
+		   (o->type == CQP_OPT_I32 && *(const int32_t *)f < o->min)) {
+		snprintf(buf, cap, "%s", "none");
+	} else {
+		cqp_option_format(o, d, buf, cap);
+	}
+}
+
+void cqp_params_usage(enum cqp_tool tool, FILE *out)
+{
+	struct cqp_params d;
+	const char *name = cqp_tool_name(tool);
+
+	cqp_params_defaults(&d);
+	fprintf(out,
+		"Usage: %s [OPTIONS]         serve (wait for a client)\n"
+		"       %s [OPTIONS] HOST    run against the server on HOST\n"
+		"The server takes the test parameters from the client.\n\n"
+		"Options:\n",
+		name, name);
+	for (const struct cqp_option *o = cqp_options; o->name; o++) {
+		char left[64], def[64], range[96];
+
+		if (!(o->tools & tool))
+			continue;
+		snprintf(left, sizeof(left), "%c%c%s--%s%s%s",
+			 o->short_name ? '-' : ' ',
+			 o->short_name ? o->short_name : ' ',
+			 o->short_name ? ", " : "  ", o->name,
+			 takes_arg(o) ? "=" : "",
+			 takes_arg(o) ? o->argname : "");
+		fprintf(out, "  %-28s %s", left, o->help);
+		if (takes_arg(o) && o->type != CQP_OPT_STR) {
+			default_text(o, &d, def, sizeof(def));
+			format_range(o, range, sizeof(range));
+			fprintf(out, " [%s; default %s]", range, def);
+		}
+		fputc('\n', out);
+	}
+}
+
+/* Builds getopt_long's tables for the options `tool` uses. */
+static int build_getopt(enum cqp_tool tool, struct option *longs, char *shorts,
+			const struct cqp_option **by_index)
+{
+	int n = 0;
+	size_t s = 0;
+
+	shorts[s++] = ':';
+	for (const struct cqp_option *o = cqp_options; o->name; o++) {
+		if (!(o->tools & tool))
+			continue;
+		longs[n].name = o->name;
+		longs[n].has_arg =
+		    takes_arg(o) ? required_argument : no_argument;
+		longs[n].flag = NULL;
+		longs[n].val = 256 + n;
+		by_index[n] = o;
+		if (o->short_name) {
+			shorts[s++] = o->short_name;
+			if (takes_arg(o))
+				shorts[s++] = ':';
+		}
+		n++;
+	}
+	memset(&longs[n], 0, sizeof(longs[n]));
+	shorts[s] = '\0';
+	return n;
+}
+
+static const struct cqp_option *
+by_short(char c, const struct cqp_option **by_index, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (by_index[i]->short_name == c)
+			return by_index[i];
+	return NULL;
+}
+
+int cqp_params_parse(struct cqp_params *p, enum cqp_tool tool, int argc,
+		     char **argv, FILE *out)
+{
+	enum { MAXOPT = 64 };
+	struct option longs[MAXOPT + 1];
+	const struct cqp_option *by_index[MAXOPT];
+	char shorts[2 * MAXOPT + 2];
+	bool seen[MAXOPT] = {false};
+	int n, c, idx, rc;
+
+	cqp_params_defaults(p);
+	n = build_getopt(tool, longs, shorts, by_index);
+	opterr = 0;
+	optind = 0; /* full reset: parse may run more than once (tests) */
+	while ((c = getopt_long(argc, argv, shorts, longs, &idx)) != -1) {
+		const struct cqp_option *o;
+
+		if (c == '?') {
+			if (optopt >= 256)
+				return cqp_fail(CQP_E_USAGE,
+						"--%s takes no value",
+						by_index[optopt - 256]->name);
+			if (optopt)
+				return cqp_fail(
+				    CQP_E_USAGE,
+				    "unknown option '-%c' (see --help)",
+				    optopt);
+			return cqp_fail(CQP_E_USAGE,
+					"unknown option '%s' (see --help)",
+					argv[optind - 1]);
+		}
+		if (c == ':') {
+			const struct cqp_option *m =
+			    optopt ? by_short((char)optopt, by_index, n) : NULL;
+			if (m)
+				return cqp_fail(CQP_E_USAGE,
+						"--%s needs a value", m->name);
+			return cqp_fail(CQP_E_USAGE, "%s needs a value",
+					argv[optind - 1]);
+		}
+		o = c >= 256 ? by_index[c - 256]
+			     : by_short((char)c, by_index, n);
+		if (!o)
+			return cqp_fail(CQP_E_USAGE, "unknown option '-%c'", c);
+		if (o->type == CQP_OPT_HELP) {
+			cqp_params_usage(tool, out);
+			return CQP_PARSE_HELP;
+		}
+		if (o->type == CQP_OPT_VERSION) {
+			fprintf(out, "%s (cqperf) %s\n", cqp_tool_name(tool),
+				CQP_VERSION);
+			return CQP_PARSE_VERSION;
+		}
+		rc = cqp_option_set(o, p, takes_arg(o) ? optarg : NULL);
+		if (rc < 0)
+			return rc;
+		seen[o - cqp_options] = true;
+	}
+	if (optind < argc - 1)
+		return cqp_fail(CQP_E_USAGE,
+				"unexpected argument '%s': only one HOST may "
+				"be given",
+				argv[optind + 1]);
+	if (optind == argc - 1) {
+		if (strlen(argv[optind]) >= sizeof(p->host) || !argv[optind][0])
+			return cqp_fail(CQP_E_USAGE, "HOST '%s' is not a host",
+					argv[optind]);
+		strcpy(p->host, argv[optind]);
+	}
+	if (seen[cqp_option_find("all") - cqp_options] &&
+	    seen[cqp_option_find("size") - cqp_options])
+		return cqp_fail(CQP_E_USAGE,
+				"--all and --size conflict: --all runs every "
+				"size");
+	if (seen[cqp_option_find("iters") - cqp_options] &&
+	    seen[cqp_option_find("duration") - cqp_options])
+		return cqp_fail(CQP_E_USAGE,
+				"--iters and --duration conflict: pick one");
+	return cqp_params_validate(p, tool);
+}
+
+int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
+{
+	(void)tool;
+	if (p->mtu && (p->mtu & (p->mtu - 1)))
+		return cqp_fail(CQP_E_USAGE,
+				"--mtu: '%u' is not one of 256, 512, 1024, "
+				"2048 or 4096",
+				p->mtu);
+	if (p->signal_every > p->tx_depth)
+		return cqp_fail(CQP_E_USAGE,
+				"--signal-every %u exceeds --tx-depth %u: the "
+				"send queue would fill with unsignaled work",
+				p->signal_every, p->tx_depth);
+	if (p->post_list > p->tx_depth)
+		return cqp_fail(CQP_E_USAGE,
+				"--post-list %u exceeds --tx-depth %u",
+				p->post_list, p->tx_depth);
+	if (p->cq_depth &&
+	    p->cq_depth <
+		(p->tx_depth > p->rx_depth ? p->tx_depth : p->rx_depth))
+		return cqp_fail(CQP_E_USAGE,
+				"--cq-depth %u is below the queue depth it "
+				"serves (tx-depth %u, rx-depth %u)",
+				p->cq_depth, p->tx_depth, p->rx_depth);
+	return 0;
+}
+
+void cqp_params_encode(const struct cqp_params *p, enum cqp_tool tool,
+		       struct cqp_kv_writer *w)
+{
+	struct cqp_params d;
+
+	/* Only what differs from the defaults travels: the server starts
+	 * from the same defaults (the hello checked both run one version). */
+	cqp_params_defaults(&d);
+	for (const struct cqp_option *o = cqp_options; o->name; o++) {
+		char mine[128], def[128];
+
+		if (!(o->flags & CQP_OPTF_NEGOTIATED) || !(o->tools & tool))
+			continue;
+		cqp_option_format(o, p, mine, sizeof(mine));
+		cqp_option_format(o, &d, def, sizeof(def));
+		if (strcmp(mine, def) != 0)
+			cqp_kv_add_str(w, o->name, mine);
+	}
+}
+
+struct decode_ctx {
+	struct cqp_params *p;
+	enum cqp_tool tool;
+};
+
+static int decode_one(void *ctx, const char *key, const char *val)
+{
+	struct decode_ctx *d = ctx;
+	const struct cqp_option *o = cqp_option_find(key);
+
+	if (!o || !(o->flags & CQP_OPTF_NEGOTIATED) || !(o->tools & d->tool))
+		return cqp_fail(CQP_E_USAGE,
+				"parameter '%s' is not one %s accepts", key,
+				cqp_tool_name(d->tool));
+	return cqp_option_set(o, d->p, val);
+}
+
+int cqp_params_decode(struct cqp_params *p, enum cqp_tool tool,
+		      const char *text, size_t len)
+{
+	struct cqp_params d;
+	struct decode_ctx ctx = {p, tool};
+	int rc;
+
+	cqp_params_defaults(&d);
+	for (const struct cqp_option *o = cqp_options; o->name; o++) {
+		if (!(o->flags & CQP_OPTF_NEGOTIATED))
+			continue;
+		if (o->type == CQP_OPT_CQMOD) {
+			p->cq_mod_count = d.cq_mod_count;
+			p->cq_mod_usec = d.cq_mod_usec;
+		} else {
+			size_t sz =
+			    o->type == CQP_OPT_FLAG ? sizeof(bool)
+			    : o->type == CQP_OPT_U64 || o->type == CQP_OPT_SIZE
+				? sizeof(uint64_t)
+				: sizeof(uint32_t);
+			memcpy(field(o, p), cfield(o, &d), sz);
+		}
+	}
+	rc = cqp_kv_parse(text, len, decode_one, &ctx);
+	if (rc < 0)
+		return rc;
+	return cqp_params_validate(p, tool);
+}

@@ -1,0 +1,150 @@
+/* The one table of options: parsing, --help, negotiation and reporting.
+ *
+ * Every option of every binary is a row in options.c.  The row alone
+ * drives the command-line parser, --help, the man-page coverage test, the
+ * parameter record the client sends to the server (parsed on the server
+ * with the same bounds), and the "params" object of the JSON report.
+ */
+#ifndef CQP_OPTIONS_H
+#define CQP_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum cqp_tool {
+	CQP_TOOL_CQ_POLL_BW = 1u << 0,
+	CQP_TOOL_CQ_EVENT_LAT = 1u << 1,
+	CQP_TOOL_UD_SEND_BW = 1u << 2,
+	CQP_TOOL_UD_SEND_LAT = 1u << 3,
+	CQP_TOOL_CM_EVENT_STRESS = 1u << 4,
+	CQP_TOOL_ALL = (1u << 5) - 1,
+};
+
+enum cqp_cq_mode { CQP_CQ_POLL, CQP_CQ_EVENT, CQP_CQ_HYBRID };
+enum cqp_output { CQP_OUT_HUMAN, CQP_OUT_JSON, CQP_OUT_CSV };
+
+#define CQP_DEFAULT_PORT 18600 /* not perftest's 18515: both can run */
+
+struct cqp_params {
+	/* Local: each side sets its own. */
+	char ib_dev[64];      /* "" = first device */
+	uint32_t ib_port;     /* 1-based */
+	int32_t gid_index;    /* -1 = auto */
+	uint32_t port;	      /* TCP port of the out-of-band channel */
+	char host[256];	      /* "" = serve */
+	uint32_t timeout_s;   /* deadline for each wait on the peer */
+	bool persistent;      /* server: keep serving clients */
+	int32_t cpu;	      /* -1 = no pinning */
+	uint32_t comp_vector; /* completion vector for the CQs */
+	uint32_t output;      /* enum cqp_output */
+	bool report_gbits;
+	uint64_t max_mem; /* server: cap on what a client may allocate */
+
+	/* Negotiated: the client sends these, the server adopts them. */
+	uint64_t size;
+	bool all;
+	uint64_t iters;
+	uint32_t duration_s; /* 0 = iteration count mode */
+	uint32_t tx_depth;
+	uint32_t rx_depth;
+	uint32_t cq_depth;   /* 0 = derived from the queue depths */
+	int32_t inline_size; /* -1 = device default */
+	uint32_t mtu;	     /* 0 = port's active MTU */
+	uint32_t post_list;
+	uint32_t signal_every;
+	uint32_t qps;
+	bool channel_per_cq;
+	uint32_t cq_mode; /* enum cqp_cq_mode */
+	uint32_t poll_batch;
+	uint32_t ack_batch;
+	uint32_t spin_us;
+	bool solicited;
+	bool nonblock;
+	uint32_t cq_mod_count; /* 0 = no CQ moderation */
+	uint32_t cq_mod_usec;
+};
+
+enum cqp_opt_type {
+	CQP_OPT_FLAG, /* bool, no argument */
+	CQP_OPT_U32,  /* strict decimal (or 0x hex), range-checked */
+	CQP_OPT_I32,  /* like U32 but min may be -1 (meaning "auto") */
+	CQP_OPT_U64,
+	CQP_OPT_SIZE, /* u64 with optional K/M/G suffix (powers of 1024) */
+	CQP_OPT_ENUM, /* one of the words, stored as u32 index */
+	CQP_OPT_STR,
+	CQP_OPT_CQMOD, /* COUNT[,USEC] into cq_mod_count/cq_mod_usec */
+	CQP_OPT_HELP,
+	CQP_OPT_VERSION,
+};
+
+enum cqp_opt_flags {
+	CQP_OPTF_NEGOTIATED = 1u << 0, /* sent to and adopted by the server */
+};
+
+struct cqp_option {
+	const char *name; /* long name, without "--" */
+	char short_name;  /* 0 = none */
+	enum cqp_opt_type type;
+	size_t offset;	/* into struct cqp_params */
+	size_t str_cap; /* CQP_OPT_STR: buffer size */
+	int64_t min;
+	uint64_t max;
+	const char *const *words; /* CQP_OPT_ENUM, NULL-terminated */
+	const char *argname;	  /* "N", "SIZE", "DEV", ... for help */
+	const char *help;
+	unsigned tools; /* mask of enum cqp_tool */
+	unsigned flags; /* enum cqp_opt_flags */
+};
+
+/* The table, terminated by a row with name == NULL. */
+extern const struct cqp_option cqp_options[];
+
+const char *cqp_tool_name(enum cqp_tool tool);
+const char *cqp_cq_mode_name(uint32_t mode);
+const char *cqp_output_name(uint32_t output);
+
+/* Default values for every field. */
+void cqp_params_defaults(struct cqp_params *p);
+
+enum cqp_parse_result {
+	CQP_PARSE_OK = 0,
+	CQP_PARSE_HELP = 1,    /* --help printed to stdout */
+	CQP_PARSE_VERSION = 2, /* --version printed to stdout */
+};
+/* Parses argv for `tool` into p (which it first resets to defaults).
+ * Returns a cqp_parse_result, or a negative CQP_E_USAGE failure whose
+ * message names the option and its allowed range.  One positional
+ * argument is accepted: the server host. */
+int cqp_params_parse(struct cqp_params *p, enum cqp_tool tool, int argc,
+		     char **argv, FILE *out);
+
+/* Checks that only make sense across options (conflicts, -a with -s,
+ * -n with -D, queue relations).  CQP_E_USAGE failure on a problem. */
+int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool);
+
+/* Prints --help for tool. */
+void cqp_params_usage(enum cqp_tool tool, FILE *out);
+
+/* Text value of option o in p, as it would be written on a command line
+ * ("poll", "4096", "true"/"false" for flags, "16,10" for cq-mod). */
+void cqp_option_format(const struct cqp_option *o, const struct cqp_params *p,
+		       char *buf, size_t cap);
+/* Parses text value for option o into p (same strictness and bounds as
+ * the command line; for flags accepts "true"/"false"). */
+int cqp_option_set(const struct cqp_option *o, struct cqp_params *p,
+		   const char *val);
+const struct cqp_option *cqp_option_find(const char *name);
+
+/* Negotiation: the client writes its negotiated options as a kv record;
+ * the server resets its negotiated fields to defaults, applies the record
+ * with the same parser and bounds (unknown keys are an error naming them),
+ * then validates.  Both return 0 or a negative cqp error. */
+struct cqp_kv_writer;
+void cqp_params_encode(const struct cqp_params *p, enum cqp_tool tool,
+		       struct cqp_kv_writer *w);
+int cqp_params_decode(struct cqp_params *p, enum cqp_tool tool,
+		      const char *text, size_t len);
+
+#endif

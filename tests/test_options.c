@@ -1,0 +1,214 @@
+/* Unit tests of the option table: strict numbers, ranges, unknown
+ * options, conflicts, negotiation and --help coverage.
+ * `test_options --list` prints "tool option" pairs for the man-page test. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "error.h"
+#include "kv.h"
+#include "options.h"
+
+#define TOOL CQP_TOOL_CQ_POLL_BW
+
+static int parse(struct cqp_params *p, const char *line)
+{
+	char buf[512], *argv[32];
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "cq_poll_bw %s", line);
+	for (char *t = strtok(buf, " "); t && argc < 31; t = strtok(NULL, " "))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	cqp_errclear();
+	return cqp_params_parse(p, TOOL, argc, argv, stdout);
+}
+
+/* A bad line must fail as a usage error whose message names `needle`. */
+static void bad(const char *line, const char *needle)
+{
+	struct cqp_params p;
+	int rc = parse(&p, line);
+
+	check_count++;
+	if (rc != -CQP_E_USAGE || !strstr(cqp_errmsg(), needle)) {
+		check_failures++;
+		fprintf(stderr, "'%s': rc %d, message '%s' (wanted '%s')\n",
+			line, rc, cqp_errmsg(), needle);
+	}
+	CHECK(cqp_exit_status(cqp_errcode()) == 2);
+}
+
+static void test_good(void)
+{
+	struct cqp_params p;
+
+	CHECK(parse(&p, "") == 0);
+	CHECK(p.host[0] == '\0');
+	CHECK(p.size == 65536 && p.iters == 1000 && p.port == CQP_DEFAULT_PORT);
+	CHECK(p.cq_mode == CQP_CQ_POLL && p.gid_index == -1);
+
+	CHECK(parse(&p, "-s 4K -n 20 --cq-mode event 198.18.0.1") == 0);
+	CHECK(p.size == 4096 && p.iters == 20 && p.cq_mode == CQP_CQ_EVENT);
+	CHECK_STR(p.host, "198.18.0.1");
+	CHECK(parse(&p, "--size=2G --tx-depth 0x10 -x 3") == 0);
+	CHECK(p.size == 2ull << 30 && p.tx_depth == 16 && p.gid_index == 3);
+	CHECK(parse(&p, "-s 1m") == 0 && p.size == 1 << 20);
+	CHECK(parse(&p, "-a --cq-mode hybrid --spin-us 0 --solicited") == 0);
+	CHECK(p.all && p.cq_mode == CQP_CQ_HYBRID && p.spin_us == 0);
+	CHECK(p.solicited);
+	CHECK(parse(&p, "--cq-mod 16,10") == 0);
+	CHECK(p.cq_mod_count == 16 && p.cq_mod_usec == 10);
+	CHECK(parse(&p, "--cq-mod 4") == 0);
+	CHECK(p.cq_mod_count == 4 && p.cq_mod_usec == 0);
+	CHECK(parse(&p, "-D 5 --output json --report-gbits -q 4") == 0);
+	CHECK(p.duration_s == 5 && p.output == CQP_OUT_JSON && p.qps == 4);
+	CHECK(parse(&p, "-d rxe0 -i 1 -p 20000 --timeout 5 --persistent") == 0);
+	CHECK_STR(p.ib_dev, "rxe0");
+	CHECK(p.port == 20000 && p.timeout_s == 5 && p.persistent);
+	CHECK(parse(&p, "-m 1024 -I 64 -l 8 --signal-every 4 --cpu 0") == 0);
+	CHECK(p.mtu == 1024 && p.inline_size == 64 && p.post_list == 8);
+	CHECK(p.signal_every == 4 && p.cpu == 0);
+	CHECK(parse(&p, "--help") == CQP_PARSE_HELP);
+	CHECK(parse(&p, "-V") == CQP_PARSE_VERSION);
+}
+
+static void test_bad(void)
+{
+	bad("-s 12x", "--size");
+	bad("-s 1.5", "--size");
+	bad("-s -5", "--size");
+	bad("-s 0", "--size");
+	bad("-s 3G", "1..2G");
+	bad("-s 4Q", "--size");
+	bad("-s 18446744073709551616", "--size");
+	bad("-n 0", "--iters");
+	bad("-n 10k", "--iters"); /* iterations take no size suffix */
+	bad("--tx-depth 0", "1..32768");
+	bad("--tx-depth 32769", "--tx-depth");
+	bad("-p 0", "--port");
+	bad("-p 65536", "1..65535");
+	bad("-m 100", "--mtu");
+	bad("-m 3000", "--mtu");
+	bad("-m 8192", "256..4096");
+	bad("-x -2", "--gid-index");
+	bad("-I -1", "--inline");
+	bad("--cq-mode spin", "poll, event or hybrid");
+	bad("--output xml", "human, json or csv");
+	bad("--cq-mod 0", "--cq-mod");
+	bad("--cq-mod 5,x", "--cq-mod");
+	bad("--cq-mod 70000", "--cq-mod");
+	bad("--cq-mod ,5", "--cq-mod");
+	bad("--bogus", "--bogus");
+	bad("-Z", "-Z");
+	bad("--all=1", "--all");
+	bad("-s", "--size");
+	bad("--size", "--size");
+	bad("host1 host2", "host2");
+	bad("-a -s 64", "--all");
+	bad("-n 5 -D 5", "--duration");
+	bad("--signal-every 200 -t 100", "--signal-every");
+	bad("-l 64 -t 32", "--post-list");
+	bad("--cq-depth 10 -t 64", "--cq-depth");
+	bad("--poll-batch 0", "--poll-batch");
+	bad("--qps 0", "--qps");
+	bad("--max-mem 1K", "--max-mem");
+	bad("--timeout 0", "--timeout");
+	{
+		struct cqp_params p;
+		const struct cqp_option *o = cqp_option_find("tx-depth");
+
+		cqp_params_defaults(&p);
+		CHECK(cqp_option_set(o, &p, " 5") == -CQP_E_USAGE);
+		CHECK(cqp_option_set(o, &p, "+5") == -CQP_E_USAGE);
+		CHECK(cqp_option_set(o, &p, "5 ") == -CQP_E_USAGE);
+		CHECK(cqp_option_set(o, &p, "") == -CQP_E_USAGE);
+		CHECK(cqp_option_set(o, &p, "0x") == -CQP_E_USAGE);
+		CHECK(cqp_option_set(o, &p, "5") == 0 && p.tx_depth == 5);
+	}
+}
+
+static void test_negotiation(void)
+{
+	struct cqp_params client, server;
+	char rec[2048];
+	struct cqp_kv_writer w;
+	const char *bad1 = "tx-depth=0\n", *bad2 = "port=1\n",
+		   *bad3 = "no-such=1\n";
+
+	CHECK(parse(&client, "-s 4K -n 77 --cq-mode hybrid --spin-us 9 "
+			     "--solicited -q 3 --cq-mod 8,2 -d mine x") == 0);
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_params_encode(&client, TOOL, &w);
+	CHECK(!w.overflow);
+	CHECK(strstr(rec, "ib-dev") == NULL); /* local options stay home */
+
+	CHECK(parse(&server, "-d theirs --tx-depth 5 --persistent") == 0);
+	CHECK(cqp_params_decode(&server, TOOL, w.buf, w.len) == 0);
+	CHECK(server.size == 4096 && server.iters == 77 && server.qps == 3);
+	CHECK(server.cq_mode == CQP_CQ_HYBRID && server.spin_us == 9);
+	CHECK(server.solicited);
+	CHECK(server.cq_mod_count == 8 && server.cq_mod_usec == 2);
+	/* Negotiated fields the client left at default are reset. */
+	CHECK(server.tx_depth == 128);
+	CHECK_STR(server.ib_dev, "theirs");
+	CHECK(server.persistent);
+
+	CHECK(cqp_params_decode(&server, TOOL, bad1, strlen(bad1)) ==
+	      -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "--tx-depth") != NULL);
+	CHECK(cqp_params_decode(&server, TOOL, bad2, strlen(bad2)) ==
+	      -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "port") != NULL);
+	CHECK(cqp_params_decode(&server, TOOL, bad3, strlen(bad3)) ==
+	      -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "no-such") != NULL);
+}
+
+static void test_help(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cqp_params_usage(TOOL, f);
+	fclose(f);
+	for (const struct cqp_option *o = cqp_options; o->name; o++) {
+		char needle[64];
+
+		snprintf(needle, sizeof(needle), "--%s", o->name);
+		check_count++;
+		if (!o->help || !o->help[0]) {
+			check_failures++;
+			fprintf(stderr, "--%s has no help text\n", o->name);
+		}
+		if (!(o->tools & TOOL))
+			continue;
+		if (!strstr(text, needle)) {
+			check_failures++;
+			fprintf(stderr, "--help lacks %s\n", needle);
+		}
+	}
+	free(text);
+}
+
+static void list_options(void)
+{
+	for (unsigned t = 1; t < CQP_TOOL_ALL; t <<= 1)
+		for (const struct cqp_option *o = cqp_options; o->name; o++)
+			if (o->tools & t)
+				printf("%s %s\n", cqp_tool_name(t), o->name);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--list") == 0) {
+		list_options();
+		return 0;
+	}
+	test_good();
+	test_bad();
+	test_negotiation();
+	test_help();
+	return check_done("test_options");
+}
