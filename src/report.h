@@ -1,0 +1,76 @@
+/* One result record, rendered as a human table, JSON or CSV.
+ *
+ * The JSON document follows the contract of DESIGN.md (schema
+ * "cqperf/1"): tool, version, params (every effective option of the
+ * tool), device, results[] and, on failure, "error".  Human text goes to
+ * the given stream (stdout); errors are the caller's business (stderr).
+ */
+#ifndef CQP_REPORT_H
+#define CQP_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "options.h"
+#include "stats.h"
+
+#define CQP_SCHEMA "cqperf/1"
+
+/* What one side's completion engine did during the measured phase. */
+struct cqp_cost {
+	bool valid;	/* false: this side's figures are unknown */
+	double cpu_pct; /* CPU of the benchmark thread / wall time */
+	double seconds; /* wall time the counters cover */
+	uint64_t completions;
+	uint64_t polls;
+	uint64_t empty_polls;
+	uint64_t wakeups;
+	uint64_t events_acked;
+	uint64_t spin_completions;  /* hybrid: caught while spinning */
+	uint64_t sleep_completions; /* hybrid/event: right after a wakeup */
+};
+
+struct cqp_device_info {
+	char name[64];
+	uint32_t port;
+	int32_t gid_index;
+	uint32_t active_mtu; /* bytes */
+	char link_layer[16]; /* "Ethernet" / "InfiniBand" */
+	char gid[48];	     /* textual GID */
+};
+
+/* One table row: a message size (or a mode, for mode comparisons). */
+struct cqp_row {
+	char label[32]; /* optional row label ("poll"...); "" = none */
+	uint64_t bytes;
+	uint64_t iterations;
+	bool has_bw;
+	double bw_peak_gbps, bw_avg_gbps; /* 1e9 bits per second */
+	double msg_rate_mpps;		  /* 1e6 messages per second */
+	bool has_lat;
+	struct cqp_summary lat_us;
+	struct cqp_cost client, server;
+};
+
+struct cqp_report {
+	enum cqp_tool tool;
+	const char *title; /* "RC SEND bandwidth" */
+	const struct cqp_params *params;
+	bool is_client;
+	struct cqp_device_info dev;
+	struct cqp_row *rows;
+	unsigned nrows;
+	const char *error; /* non-NULL: the run failed (partial) */
+};
+
+/* Render the whole record in p->output format to out. */
+void cqp_report_print(const struct cqp_report *r, FILE *out);
+
+/* Exchange of one side's cost over the out-of-band channel as kv
+ * (keys: cpu_pct, seconds, completions, ...). */
+struct cqp_kv_writer;
+void cqp_cost_encode(const struct cqp_cost *c, struct cqp_kv_writer *w);
+int cqp_cost_decode(struct cqp_cost *c, const char *text, size_t len);
+
+#endif

@@ -1,0 +1,552 @@
+/* report: JSON validity and contract (checked by python3's parser when
+ * present), JSON escaping, the human table, CSV, cost kv round-trip. */
+#include "check.h"
+#include "error.h"
+#include "json.h"
+#include "kv.h"
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#ifndef CQP_VERSION
+#define CQP_VERSION "dev"
+#endif
+
+/* Quotes, a backslash, a newline, a control character, UTF-8. */
+#define NASTY "say \"hi\" \\ back\nslash\x01 end \xc3\xa9"
+
+/* Renders r into a malloc'd string (the caller frees). */
+static char *render(const struct cqp_report *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	cqp_report_print(r, f);
+	fclose(f);
+	return buf;
+}
+
+static char *render_json_calls(void (*fn)(struct cqp_json *))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct cqp_json j;
+
+	if (!f)
+		return NULL;
+	cqp_json_init(&j, f, false);
+	fn(&j);
+	fclose(f);
+	return buf;
+}
+
+static void cost_sample(struct cqp_cost *c, double cpu, uint64_t wakeups)
+{
+	memset(c, 0, sizeof(*c));
+	c->valid = true;
+	c->cpu_pct = cpu;
+	c->seconds = 2.5;
+	c->completions = 100000;
+	c->polls = 150000;
+	c->empty_polls = 50000;
+	c->wakeups = wakeups;
+	c->events_acked = wakeups;
+	c->spin_completions = 60000;
+	c->sleep_completions = 40000;
+}
+
+struct fixture {
+	struct cqp_params p;
+	struct cqp_row rows[2];
+	struct cqp_report r;
+};
+
+/* A cq_poll_bw client report with two sizes; the first row has both
+ * sides' cost, the second only the client's. */
+static void fixture_bw(struct fixture *f)
+{
+	memset(f, 0, sizeof(*f));
+	cqp_params_defaults(&f->p);
+	f->p.size = 65536;
+	f->p.cq_mode = CQP_CQ_EVENT;
+	f->p.cq_mod_count = 16;
+	f->p.cq_mod_usec = 10;
+	snprintf(f->p.ib_dev, sizeof(f->p.ib_dev), "rxe0");
+
+	f->rows[0].bytes = 65536;
+	f->rows[0].iterations = 424242;
+	f->rows[0].has_bw = true;
+	f->rows[0].bw_peak_gbps = 12.5;
+	f->rows[0].bw_avg_gbps = 10;
+	f->rows[0].msg_rate_mpps = 0.019073;
+	cost_sample(&f->rows[0].client, 37.5, 2000);
+	cost_sample(&f->rows[0].server, 99.9, 0); /* pure polling */
+	f->rows[1] = f->rows[0];
+	f->rows[1].bytes = 131072;
+	f->rows[1].server.valid = false;
+
+	f->r.tool = CQP_TOOL_CQ_POLL_BW;
+	f->r.title = "RC SEND bandwidth";
+	f->r.params = &f->p;
+	f->r.is_client = true;
+	snprintf(f->r.dev.name, sizeof(f->r.dev.name), "rxe0");
+	f->r.dev.port = 1;
+	f->r.dev.gid_index = 1;
+	f->r.dev.active_mtu = 4096;
+	snprintf(f->r.dev.link_layer, sizeof(f->r.dev.link_layer), "Ethernet");
+	snprintf(f->r.dev.gid, sizeof(f->r.dev.gid), "::ffff:10.0.2.15");
+	f->r.rows = f->rows;
+	f->r.nrows = 2;
+}
+
+/* A cq_event_lat report with labelled rows (one per mode). */
+static void fixture_lat(struct fixture *f)
+{
+	static const struct cqp_summary lat = {
+	    .count = 1000,
+	    .min = 5.5,
+	    .max = 90.25,
+	    .avg = 8.125,
+	    .stdev = 1.5,
+	    .p50 = 7.75,
+	    .p99 = 12.5,
+	    .p99_9 = 40,
+	    .p99_99 = 88,
+	};
+
+	fixture_bw(f);
+	f->r.tool = CQP_TOOL_CQ_EVENT_LAT;
+	f->r.title = "RC SEND latency";
+	f->r.is_client = false;
+	for (int i = 0; i < 2; i++) {
+		f->rows[i].has_bw = false;
+		f->rows[i].has_lat = true;
+		f->rows[i].lat_us = lat;
+		f->rows[i].bytes = 64;
+		f->rows[i].iterations = 1000;
+	}
+	snprintf(f->rows[0].label, sizeof(f->rows[0].label), "poll");
+	snprintf(f->rows[1].label, sizeof(f->rows[1].label), "hybrid");
+}
+
+/* ---- JSON writer ---- */
+
+static void calls_nesting(struct cqp_json *j)
+{
+	cqp_json_obj_begin(j, NULL);
+	cqp_json_u64(j, "a", UINT64_MAX);
+	cqp_json_i64(j, "b", INT64_MIN);
+	cqp_json_obj_begin(j, "e");
+	cqp_json_obj_end(j);
+	cqp_json_arr_begin(j, "l");
+	cqp_json_bool(j, NULL, true);
+	cqp_json_double(j, NULL, NAN);
+	cqp_json_double(j, NULL, -INFINITY);
+	cqp_json_double(j, NULL, 0.25);
+	cqp_json_str(j, NULL, NULL);
+	cqp_json_arr_begin(j, NULL);
+	cqp_json_arr_end(j);
+	cqp_json_arr_end(j);
+	cqp_json_null(j, "n");
+	cqp_json_obj_end(j);
+	cqp_json_finish(j);
+}
+
+static void calls_escape(struct cqp_json *j)
+{
+	cqp_json_str(j, NULL, NASTY);
+}
+
+static void calls_bad_utf8(struct cqp_json *j)
+{
+	/* stray continuation, overlong '/', a truncated 3-byte form, an
+	 * encoded surrogate; then a valid 4-byte character */
+	cqp_json_str(j, NULL,
+		     "a\x80"
+		     "b\xc0\xaf"
+		     "c\xe2\x82"
+		     "d\xed\xa0\x80"
+		     "e\xf0\x9f\x98\x80");
+}
+
+static void test_json_writer(void)
+{
+	char *s;
+
+	s = render_json_calls(calls_nesting);
+	CHECK_STR(s, "{\"a\":18446744073709551615,"
+		     "\"b\":-9223372036854775808,\"e\":{},"
+		     "\"l\":[true,null,null,0.25,null,[]],\"n\":null}\n");
+	free(s);
+	s = render_json_calls(calls_escape);
+	CHECK_STR(s, "\"say \\\"hi\\\" \\\\ back\\u000aslash\\u0001 end "
+		     "\xc3\xa9\"");
+	free(s);
+	s = render_json_calls(calls_bad_utf8);
+	CHECK_STR(s, "\"a\\ufffdb\\ufffd\\ufffdc\\ufffd\\ufffdd\\ufffd"
+		     "\\ufffd\\ufffde\xf0\x9f\x98\x80\"");
+	free(s);
+}
+
+/* ---- JSON document, checked by a real parser ---- */
+
+static int have_python(void)
+{
+	int st = system("python3 -c pass >/dev/null 2>&1");
+
+	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* Runs the python program `checks` on doc (as d); true if it passes.
+ * The program travels in the environment so no shell quoting gets in
+ * the way.  NaN/Infinity literals and invalid UTF-8 are parse errors. */
+static int python_ok(const char *doc, const char *checks)
+{
+	static const char prologue[] =
+	    "import json,sys\n"
+	    "def bad(c): raise ValueError('non-JSON constant ' + c)\n"
+	    "d = json.loads(sys.stdin.buffer.read().decode('utf-8'),"
+	    " parse_constant=bad)\n"
+	    "num = lambda v: type(v) in (int, float)\n";
+	char *prog = malloc(sizeof(prologue) + strlen(checks));
+	FILE *p;
+	int st;
+
+	if (!prog)
+		return 0;
+	strcpy(prog, prologue);
+	strcat(prog, checks);
+	setenv("CQP_TEST_PY", prog, 1);
+	free(prog);
+	p = popen("python3 -c \"$CQP_TEST_PY\"", "w");
+	if (!p)
+		return 0;
+	fputs(doc, p);
+	st = pclose(p);
+	if (!(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+		fprintf(stderr, "python rejected:\n%s\n", doc);
+		return 0;
+	}
+	return 1;
+}
+
+static void test_json_report(void)
+{
+	struct fixture f;
+	char *doc;
+	int ok;
+
+	fixture_bw(&f);
+	f.p.output = CQP_OUT_JSON;
+	f.rows[0].client.cpu_pct = NAN; /* must become null, not NaN */
+	f.r.error = NASTY;
+	doc = render(&f.r);
+	CHECK(doc && doc[strlen(doc) - 1] == '\n');
+	/* The contract, key by key. */
+	ok = python_ok(
+	    doc,
+	    "assert d['schema'] == 'cqperf/1'\n"
+	    "assert d['tool'] == 'cq_poll_bw' and d['role'] == 'client'\n"
+	    "assert d['version'] == '" CQP_VERSION "'\n"
+	    "p = d['params']\n"
+	    "assert num(p['size']) and p['size'] == 65536\n"
+	    "assert num(p['iters']) and num(p['gid_index'])\n"
+	    "assert p['cq_mode'] == 'event' and p['output'] == 'json'\n"
+	    "assert p['cq_mod'] == {'count': 16, 'usec': 10}\n"
+	    "assert p['report_gbits'] is False\n"
+	    "assert p['ib_dev'] == 'rxe0'\n"
+	    "assert 'post_list' in p\n"
+	    "assert 'help' not in p and 'version' not in p\n"
+	    "assert all('-' not in k for k in p)\n"
+	    "v = d['device']\n"
+	    "assert v['name'] == 'rxe0' and v['port'] == 1\n"
+	    "assert v['gid_index'] == 1 and v['active_mtu'] == 4096\n"
+	    "assert v['link_layer'] == 'Ethernet' and 'gid' in v\n"
+	    "r = d['results']\n"
+	    "assert len(r) == 2 and 'label' not in r[0]\n"
+	    "assert r[0]['bytes'] == 65536 and r[0]['iterations'] == 424242\n"
+	    "assert num(r[0]['bw_avg_gbps']) and r[0]['bw_avg_gbps'] == 10\n"
+	    "assert num(r[0]['bw_peak_gbps']) and num(r[0]['msg_rate_mpps'])\n"
+	    "assert 'lat_us' not in r[0]\n"
+	    "c = r[0]['client']\n"
+	    "for k in ('seconds', 'completions', 'polls', 'empty_polls',"
+	    " 'wakeups', 'events_acked', 'spin_completions',"
+	    " 'sleep_completions', 'compl_per_wakeup', 'wakeups_per_s'):\n"
+	    "    assert num(c[k]), k\n"
+	    "assert c['cpu_pct'] is None\n"
+	    "assert c['wakeups'] == 2000 and c['compl_per_wakeup'] == 50\n"
+	    "assert c['wakeups_per_s'] == 800\n"
+	    "s = r[0]['server']\n"
+	    "assert s['compl_per_wakeup'] is None and s['wakeups'] == 0\n"
+	    "assert 'server' not in r[1] and 'client' in r[1]\n"
+	    "assert d['error'] == 'say \"hi\" \\\\ back\\nslash\\x01 end "
+	    "\\u00e9'\n");
+	CHECK(ok);
+	free(doc);
+
+	/* No error: no "error" key.  A latency tool: lat_us, no bw keys. */
+	fixture_lat(&f);
+	f.p.output = CQP_OUT_JSON;
+	doc = render(&f.r);
+	ok = python_ok(
+	    doc, "assert 'error' not in d and d['role'] == 'server'\n"
+		 "assert d['tool'] == 'cq_event_lat'\n"
+		 "assert 'report_gbits' not in d['params']\n"
+		 "r = d['results'][1]\n"
+		 "assert r['label'] == 'hybrid' and 'bw_avg_gbps' not in r\n"
+		 "l = r['lat_us']\n"
+		 "assert sorted(l) == sorted(['min', 'p50', 'avg', 'stdev',"
+		 " 'p99', 'p99_9', 'p99_99', 'max'])\n"
+		 "assert all(num(x) for x in l.values())\n"
+		 "assert l['p99_99'] == 88 and l['min'] == 5.5\n");
+	CHECK(ok);
+	free(doc);
+
+	/* A failure before any row still gives a valid document. */
+	fixture_bw(&f);
+	f.p.output = CQP_OUT_JSON;
+	f.r.nrows = 0;
+	f.r.error = "no RDMA device";
+	f.r.dev.name[0] = '\0';
+	doc = render(&f.r);
+	ok = python_ok(doc, "assert d['results'] == []\n"
+			    "assert d['error'] == 'no RDMA device'\n");
+	CHECK(ok);
+	free(doc);
+}
+
+/* ---- human ---- */
+
+/* Column of needle in the first line of text that contains it. */
+static long column_of(const char *text, const char *needle)
+{
+	const char *hit = strstr(text, needle), *bol;
+
+	if (!hit)
+		return -1;
+	for (bol = hit; bol > text && bol[-1] != '\n'; bol--)
+		;
+	return hit - bol;
+}
+
+/* Every cell of every row starts where its header starts: the header
+ * line's columns begin after two blanks (headers hold single blanks),
+ * and a row has a cell start (blank, then non-blank) at each of them. */
+static int aligned(const char *text)
+{
+	const char *hdr = strstr(text, " #bytes"), *row, *end;
+	long starts[64], n = 0, i, len;
+
+	if (!hdr)
+		return 0;
+	while (hdr > text && hdr[-1] != '\n')
+		hdr--;
+	end = strchr(hdr, '\n');
+	len = end - hdr;
+	for (i = 1; i < len && n < 64; i++)
+		if (hdr[i] != ' ' &&
+		    (i == 1 || (hdr[i - 1] == ' ' && hdr[i - 2] == ' ')))
+			starts[n++] = i;
+	for (row = end + 1; *row && *row != '-'; row = strchr(row, '\n') + 1) {
+		long rlen = strchr(row, '\n') - row;
+
+		for (i = 0; i < n; i++)
+			if (starts[i] >= rlen || row[starts[i]] == ' ' ||
+			    row[starts[i] - 1] != ' ')
+				return 0;
+	}
+	return n > 3;
+}
+
+static void test_human(void)
+{
+	struct fixture f;
+	char *s;
+
+	fixture_bw(&f);
+	s = render(&f.r);
+	CHECK(strstr(s, "RC SEND bandwidth (cq_poll_bw, cqperf " CQP_VERSION
+			")\n") != NULL);
+	CHECK(strstr(s, "Device: rxe0  port 1  GID index 1 (::ffff:10.0.2.15)"
+			"  active MTU 4096  link Ethernet\n") != NULL);
+	CHECK(strstr(s, "Completions: mode event  poll batch ") != NULL);
+	CHECK(strstr(s, "solicited off  nonblock off") != NULL);
+	CHECK(strstr(s, "#bytes") && strstr(s, "#iterations"));
+	CHECK(strstr(s, "BW peak[MB/sec]") && strstr(s, "BW average[MB/sec]"));
+	CHECK(strstr(s, "MsgRate[Mpps]") != NULL);
+	CHECK(strstr(s, "client: CPU%") && strstr(s, "server: CPU%"));
+	CHECK(strstr(s, "compl/wake") && strstr(s, "wake/s"));
+	CHECK(strstr(s, "wake/iter") == NULL);
+	CHECK(strstr(s, "mode ") == strstr(s, "mode event")); /* no label */
+	/* 10 Gb/s = 1192.09 MiB/s; 12.5 Gb/s = 1490.12 MiB/s */
+	CHECK(strstr(s, "1192.09") && strstr(s, "1490.12"));
+	/* values sit under their headers */
+	CHECK(column_of(s, "#iterations") == column_of(s, "424242"));
+	CHECK(column_of(s, "MsgRate") == column_of(s, "0.019073"));
+	CHECK(column_of(s, "client: CPU%") == column_of(s, "37.5"));
+	CHECK(column_of(s, "compl/wake") == column_of(s, "50.00"));
+	CHECK(column_of(s, "wake/s") == column_of(s, "800 "));
+	CHECK(column_of(s, "server: CPU%") == column_of(s, "99.9"));
+	CHECK(strstr(s, "partial results") == NULL);
+	CHECK(strncmp(s, "-----", 5) == 0);
+	CHECK(strstr(s, " \n") == NULL); /* no trailing blanks */
+	CHECK(aligned(s));
+	free(s);
+
+	/* --report-gbits: decimal gigabits, no MB/sec anywhere. */
+	f.p.report_gbits = true;
+	f.r.error = "peer closed the connection";
+	f.r.nrows = 1;
+	s = render(&f.r);
+	CHECK(strstr(s, "BW peak[Gb/sec]") && strstr(s, "BW average[Gb/sec]"));
+	CHECK(strstr(s, "MB/sec") == NULL);
+	CHECK(strstr(s, "12.50") && strstr(s, "10.00"));
+	CHECK(strstr(s, "131072") == NULL); /* only the rows given */
+	CHECK(strstr(s, "-\npartial results: peer closed the connection\n") !=
+	      NULL);
+	free(s);
+
+	/* Latency: label column, percentile columns, wakeups/iteration;
+	 * the client side has no figures on the second row. */
+	fixture_lat(&f);
+	f.rows[1].client.valid = false;
+	s = render(&f.r);
+	CHECK(strstr(s, "RC SEND latency (cq_event_lat, cqperf ") != NULL);
+	CHECK(strstr(s, "t_min[usec]") && strstr(s, "p99.99") &&
+	      strstr(s, "t_max") && strstr(s, "t_stdev"));
+	CHECK(strstr(s, "wake/iter") && strstr(s, "BW peak") == NULL);
+	CHECK(column_of(s, " mode ") >= 0);
+	CHECK(strstr(s, " hybrid ") != NULL);
+	CHECK(strstr(s, "88.00") && strstr(s, "90.25"));
+	CHECK(column_of(s, "p99.99") == column_of(s, "88.00"));
+	CHECK(aligned(s));
+	CHECK(strstr(s, "2.000") != NULL); /* 2000 wakeups / 1000 iters */
+	free(s);
+
+	/* A tool without completion settings has no Completions line. */
+	fixture_bw(&f);
+	f.r.tool = CQP_TOOL_CM_EVENT_STRESS;
+	s = render(&f.r);
+	CHECK(strstr(s, "Completions:") == NULL);
+	free(s);
+}
+
+/* ---- CSV ---- */
+
+static int count_char(const char *s, char c)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == c;
+	return n;
+}
+
+static void test_csv(void)
+{
+	struct fixture f;
+	char *s, *line, *save = NULL;
+	int lines = 0, commas = -1, same = 1;
+
+	fixture_bw(&f);
+	f.p.output = CQP_OUT_CSV;
+	s = render(&f.r);
+	CHECK(strncmp(s,
+		      "bytes,iterations,bw_peak_gbps,bw_avg_gbps,"
+		      "msg_rate_mpps,client_cpu_pct,",
+		      61) == 0);
+	CHECK(strstr(s, ",client_wakeups,") && strstr(s, ",server_cpu_pct,"));
+	CHECK(strstr(s, ",server_compl_per_wakeup,") != NULL);
+	CHECK(strstr(s, "\n65536,424242,12.5,10,0.019073,37.5,") != NULL);
+	for (line = strtok_r(s, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (commas < 0)
+			commas = count_char(line, ',');
+		same &= count_char(line, ',') == commas;
+		lines++;
+	}
+	CHECK(lines == 3 && same);
+	free(s);
+
+	/* Labels (one needing quotes), latency columns, an error line. */
+	fixture_lat(&f);
+	f.p.output = CQP_OUT_CSV;
+	snprintf(f.rows[1].label, sizeof(f.rows[1].label), "a,\"b\"");
+	f.r.error = "line one\nline two";
+	s = render(&f.r);
+	CHECK(strncmp(s, "label,bytes,iterations,lat_us_min,lat_us_p50,", 45) ==
+	      0);
+	CHECK(strstr(s, "bw_avg_gbps") == NULL);
+	CHECK(
+	    strstr(s, "\npoll,64,1000,5.5,7.75,8.125,1.5,12.5,40,88,90.25,") !=
+	    NULL);
+	CHECK(strstr(s, "\n\"a,\"\"b\"\"\",64,") != NULL);
+	CHECK(strstr(s, "\n# error: line one line two\n") != NULL);
+	CHECK(count_char(s, '\n') == 4);
+	free(s);
+}
+
+/* ---- cost over kv ---- */
+
+static void test_cost_kv(void)
+{
+	struct cqp_cost a, b;
+	struct cqp_kv_writer w;
+	char buf[1024];
+	const char *cut;
+	size_t len;
+
+	cost_sample(&a, 100.0 / 3.0, 12345);
+	a.seconds = 0.1;
+	a.completions = UINT64_MAX;
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_cost_encode(&a, &w);
+	CHECK(!w.overflow);
+	memset(&b, 0, sizeof(b));
+	CHECK(cqp_cost_decode(&b, w.buf, w.len) == 0);
+	CHECK(b.valid);
+	/* %.17g: doubles come back bit for bit */
+	CHECK(b.cpu_pct == a.cpu_pct && b.seconds == a.seconds);
+	CHECK(b.completions == UINT64_MAX && b.polls == a.polls &&
+	      b.empty_polls == a.empty_polls && b.wakeups == a.wakeups &&
+	      b.events_acked == a.events_acked &&
+	      b.spin_completions == a.spin_completions &&
+	      b.sleep_completions == a.sleep_completions);
+
+	/* Drop the "wakeups" line: decode fails and leaves b alone. */
+	cut = strstr(buf, "\nwakeups=");
+	CHECK(cut != NULL);
+	if (cut) {
+		char rec[1024];
+		const char *rest = strchr(cut + 1, '\n');
+
+		len = (size_t)(cut + 1 - buf);
+		memcpy(rec, buf, len);
+		strcpy(rec + len, rest + 1);
+		memset(&b, 0, sizeof(b));
+		CHECK(cqp_cost_decode(&b, rec, strlen(rec)) == -CQP_E_PROTO);
+		CHECK(!b.valid && b.polls == 0);
+		CHECK(strstr(cqp_errmsg(), "wakeups") != NULL);
+	}
+	CHECK(cqp_cost_decode(&b, "", 0) == -CQP_E_PROTO);
+}
+
+int main(void)
+{
+	test_json_writer();
+	if (have_python())
+		test_json_report();
+	else
+		printf("test_report: no python3, JSON parse checks skipped\n");
+	test_human();
+	test_csv();
+	test_cost_kv();
+	return check_done("test_report");
+}
