@@ -1,0 +1,410 @@
+#include "completion.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "options.h"
+#include "stats.h"
+
+/* Empty poll passes between two looks at the clock in poll mode: keeps
+ * clock_gettime off the hot path while still noticing a dead peer. */
+#define CLOCK_EVERY 1024
+
+static int set_nonblock(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return cqp_fail(CQP_E_SYS,
+				"fcntl(O_NONBLOCK) on a completion "
+				"channel: %s",
+				strerror(errno));
+	return 0;
+}
+
+static int create_channels(struct cqp_comp *c, struct ibv_context *ctx)
+{
+	c->nch = c->cfg.channel_per_cq ? c->ncq : 1;
+	c->chans = calloc(c->nch, sizeof(*c->chans));
+	if (!c->chans)
+		return cqp_fail(CQP_E_NOMEM, "out of memory for channels");
+	if (c->cfg.nonblock || c->nch > 1) {
+		c->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (c->epfd < 0)
+			return cqp_fail(CQP_E_SYS, "epoll_create1: %s",
+					strerror(errno));
+	}
+	for (unsigned i = 0; i < c->nch; i++) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.u32 = i};
+
+		c->chans[i] = ibv_create_comp_channel(ctx);
+		if (!c->chans[i])
+			return cqp_fail(CQP_E_DEVICE,
+					"ibv_create_comp_channel: %s",
+					strerror(errno));
+		if (c->cfg.nonblock) {
+			int rc = set_nonblock(c->chans[i]->fd);
+			if (rc < 0)
+				return rc;
+		}
+		if (c->epfd >= 0 &&
+		    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->chans[i]->fd, &ev))
+			return cqp_fail(CQP_E_SYS, "epoll_ctl: %s",
+					strerror(errno));
+	}
+	return 0;
+}
+
+int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
+		    const struct cqp_comp_cfg *cfg, unsigned ncq,
+		    unsigned depth)
+{
+	int rc = 0;
+	int vectors = ctx->num_comp_vectors > 0 ? ctx->num_comp_vectors : 1;
+
+	memset(c, 0, sizeof(*c));
+	c->cfg = *cfg;
+	c->epfd = -1;
+	c->ncq = ncq;
+	c->cqs = calloc(ncq, sizeof(*c->cqs));
+	if (!c->cqs)
+		return cqp_fail(CQP_E_NOMEM, "out of memory for %u CQs", ncq);
+	if (cfg->mode != CQP_CQ_POLL) {
+		rc = create_channels(c, ctx);
+		if (rc < 0)
+			goto fail;
+	}
+	for (unsigned i = 0; i < ncq; i++) {
+		struct cqp_comp_cq *q = &c->cqs[i];
+
+		q->ch = c->nch ? c->chans[cfg->channel_per_cq ? i : 0] : NULL;
+		q->cq =
+		    ibv_create_cq(ctx, (int)depth, q, q->ch,
+				  (int)(cfg->comp_vector % (unsigned)vectors));
+		if (!q->cq) {
+			struct ibv_device_attr a;
+			int err = errno;
+
+			if (ibv_query_device(ctx, &a) == 0 &&
+			    depth > (unsigned)a.max_cqe)
+				rc =
+				    cqp_fail(CQP_E_USAGE,
+					     "--cq-depth %u: the device allows "
+					     "at most %d CQ entries",
+					     depth, a.max_cqe);
+			else
+				rc = cqp_fail(CQP_E_DEVICE,
+					      "ibv_create_cq (%u entries, CQ "
+					      "%u of %u): %s",
+					      depth, i + 1, ncq, strerror(err));
+			goto fail;
+		}
+	}
+	c->last_ns = cqp_now_ns();
+	return 0;
+fail:
+	cqp_comp_destroy(c);
+	return rc;
+}
+
+static void ack(struct cqp_comp *c, struct cqp_comp_cq *q)
+{
+	if (!q->unacked)
+		return;
+	ibv_ack_cq_events(q->cq, q->unacked);
+	c->cnt.events_acked += q->unacked;
+	q->unacked = 0;
+}
+
+void cqp_comp_destroy(struct cqp_comp *c)
+{
+	for (unsigned i = 0; c->cqs && i < c->ncq; i++) {
+		struct cqp_comp_cq *q = &c->cqs[i];
+
+		if (!q->cq)
+			continue;
+		/* ibv_destroy_cq waits for every event to be acked. */
+		ack(c, q);
+		ibv_destroy_cq(q->cq);
+	}
+	for (unsigned i = 0; c->chans && i < c->nch; i++)
+		if (c->chans[i])
+			ibv_destroy_comp_channel(c->chans[i]);
+	if (c->epfd >= 0)
+		close(c->epfd);
+	free(c->cqs);
+	free(c->chans);
+	c->cqs = NULL;
+	c->chans = NULL;
+	c->epfd = -1;
+}
+
+int cqp_comp_moderate(struct cqp_comp *c, uint32_t count, uint32_t usec)
+{
+	for (unsigned i = 0; i < c->ncq; i++) {
+		struct ibv_modify_cq_attr a = {
+		    .attr_mask = IBV_CQ_ATTR_MODERATE,
+		    .moderate = {.cq_count = (uint16_t)count,
+				 .cq_period = (uint16_t)usec},
+		};
+		int rc = ibv_modify_cq(c->cqs[i].cq, &a);
+
+		if (rc)
+			return cqp_fail(CQP_E_DEVICE,
+					"--cq-mod %u,%u: the device refuses CQ "
+					"moderation (ibv_modify_cq: %s)",
+					count, usec, strerror(rc));
+	}
+	return 0;
+}
+
+static int bad_completion(const struct ibv_wc *wc)
+{
+	return cqp_fail(CQP_E_COMPLETION,
+			"work completion error on QP %u: %s (status %d, "
+			"vendor error 0x%x, wr_id %" PRIu64 ")%s",
+			wc->qp_num, ibv_wc_status_str(wc->status), wc->status,
+			wc->vendor_err, (uint64_t)wc->wr_id,
+			wc->status == IBV_WC_RETRY_EXC_ERR
+			    ? ": the peer stopped answering"
+			    : "");
+}
+
+/* One pass over every CQ, starting where the last pass left off so no CQ
+ * is starved when max is small. */
+static int poll_pass(struct cqp_comp *c, struct ibv_wc *wc, int max)
+{
+	int n = 0;
+
+	for (unsigned k = 0; k < c->ncq && n < max; k++) {
+		unsigned i = (c->next + k) % c->ncq;
+		int want = max - n < (int)c->cfg.poll_batch
+			       ? max - n
+			       : (int)c->cfg.poll_batch;
+		int r = ibv_poll_cq(c->cqs[i].cq, want, wc + n);
+
+		c->cnt.polls++;
+		if (r < 0)
+			return cqp_fail(CQP_E_DEVICE, "ibv_poll_cq: %s",
+					strerror(-r));
+		if (r == 0)
+			c->cnt.empty_polls++;
+		n += r;
+	}
+	c->next = (c->next + 1) % c->ncq;
+	for (int i = 0; i < n; i++)
+		if (wc[i].status != IBV_WC_SUCCESS)
+			return bad_completion(&wc[i]);
+	c->cnt.completions += (uint64_t)n;
+	return n;
+}
+
+static int timed_out(const struct cqp_comp *c)
+{
+	return cqp_fail(CQP_E_TIMEOUT,
+			"no completion for %d s: the peer is gone or stalled",
+			c->cfg.timeout_ms / 1000);
+}
+
+/* Milliseconds left before the no-progress deadline; 0 when passed. */
+static int remaining_ms(const struct cqp_comp *c, uint64_t now)
+{
+	uint64_t deadline = c->last_ns + (uint64_t)c->cfg.timeout_ms * 1000000u;
+
+	if (c->cfg.timeout_ms <= 0)
+		return -1;
+	if (now >= deadline)
+		return 0;
+	return (int)((deadline - now + 999999u) / 1000000u);
+}
+
+static int take_event(struct cqp_comp *c, struct ibv_comp_channel *ch)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+	struct cqp_comp_cq *q;
+
+	if (ibv_get_cq_event(ch, &cq, &ctx)) {
+		if (errno == EAGAIN)
+			return 0;
+		return cqp_fail(CQP_E_DEVICE, "ibv_get_cq_event: %s",
+				strerror(errno));
+	}
+	q = ctx;
+	q->armed = false;
+	if (++q->unacked >= c->cfg.ack_batch)
+		ack(c, q);
+	return 1;
+}
+
+/* Takes what a ready channel holds: one event when blocking, everything
+ * up to EAGAIN when non-blocking. */
+static int drain_channel(struct cqp_comp *c, struct ibv_comp_channel *ch)
+{
+	int rc, got = 0;
+
+	do {
+		rc = take_event(c, ch);
+		if (rc < 0)
+			return rc;
+		got += rc;
+	} while (rc > 0 && c->cfg.nonblock);
+	return got;
+}
+
+static int wait_event(struct cqp_comp *c)
+{
+	for (;;) {
+		int ms = remaining_ms(c, cqp_now_ns());
+		int r, got = 0;
+
+		if (ms == 0)
+			return timed_out(c);
+		if (c->epfd < 0) {
+			struct pollfd pfd = {.fd = c->chans[0]->fd,
+					     .events = POLLIN};
+
+			r = poll(&pfd, 1, ms);
+			if (r > 0)
+				got = drain_channel(c, c->chans[0]);
+		} else {
+			struct epoll_event ev[16];
+
+			r = epoll_wait(c->epfd, ev, 16, ms);
+			for (int i = 0; i < r && got >= 0; i++) {
+				int g =
+				    drain_channel(c, c->chans[ev[i].data.u32]);
+				got = g < 0 ? g : got + g;
+			}
+		}
+		if (r < 0 && errno != EINTR)
+			return cqp_fail(CQP_E_SYS,
+					"waiting for a completion "
+					"event: %s",
+					strerror(errno));
+		if (got < 0)
+			return got;
+		if (c->cfg.stop && *c->cfg.stop)
+			return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
+		if (got > 0) {
+			c->cnt.wakeups++;
+			return 0;
+		}
+	}
+}
+
+static int arm(struct cqp_comp *c)
+{
+	for (unsigned i = 0; i < c->ncq; i++) {
+		struct cqp_comp_cq *q = &c->cqs[i];
+
+		if (q->armed)
+			continue;
+		if (ibv_req_notify_cq(q->cq, c->cfg.solicited))
+			return cqp_fail(CQP_E_DEVICE, "ibv_req_notify_cq: %s",
+					strerror(errno));
+		q->armed = true;
+	}
+	return 0;
+}
+
+static int found(struct cqp_comp *c, int n)
+{
+	if (c->after_wake)
+		c->cnt.sleep_completions += (uint64_t)n;
+	else
+		c->cnt.spin_completions += (uint64_t)n;
+	c->last_ns = cqp_now_ns();
+	return n;
+}
+
+int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
+{
+	uint64_t spin_ns = (uint64_t)c->cfg.spin_us * 1000u;
+	unsigned empty = 0;
+	int n, rc;
+
+	/* Checked on every call, not only when idle: a busy stream must
+	 * stop on SIGINT too. */
+	if (c->cfg.stop && *c->cfg.stop)
+		return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
+	for (;;) {
+		n = poll_pass(c, wc, max);
+		if (n != 0)
+			return n < 0 ? n : found(c, n);
+		c->after_wake = false;
+		if (c->cfg.stop && *c->cfg.stop)
+			return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
+		if (c->cfg.mode == CQP_CQ_POLL) {
+			if (++empty % CLOCK_EVERY == 0 &&
+			    remaining_ms(c, cqp_now_ns()) == 0)
+				return timed_out(c);
+			continue;
+		}
+		if (c->cfg.mode == CQP_CQ_HYBRID &&
+		    cqp_now_ns() - c->last_ns < spin_ns)
+			continue;
+		rc = arm(c);
+		if (rc < 0)
+			return rc;
+		/* Completions that landed before the CQ was armed raise no
+		 * event: look once more before sleeping. */
+		n = poll_pass(c, wc, max);
+		if (n != 0)
+			return n < 0 ? n : found(c, n);
+		rc = wait_event(c);
+		if (rc < 0)
+			return rc;
+		c->after_wake = true;
+	}
+}
+
+void cqp_comp_begin(struct cqp_comp *c)
+{
+	memset(&c->cnt, 0, sizeof(c->cnt));
+	c->cpu_start_ns = cqp_thread_cpu_ns();
+	c->wall_start_ns = cqp_now_ns();
+	c->last_ns = c->wall_start_ns;
+}
+
+void cqp_comp_cost(const struct cqp_comp *c, struct cqp_cost *out)
+{
+	uint64_t wall = cqp_now_ns() - c->wall_start_ns;
+	uint64_t cpu = cqp_thread_cpu_ns() - c->cpu_start_ns;
+
+	memset(out, 0, sizeof(*out));
+	out->valid = true;
+	out->seconds = (double)wall / 1e9;
+	out->cpu_pct = wall ? 100.0 * (double)cpu / (double)wall : 0.0;
+	out->completions = c->cnt.completions;
+	out->polls = c->cnt.polls;
+	out->empty_polls = c->cnt.empty_polls;
+	out->wakeups = c->cnt.wakeups;
+	out->events_acked = c->cnt.events_acked;
+	out->spin_completions = c->cnt.spin_completions;
+	out->sleep_completions = c->cnt.sleep_completions;
+}
+
+void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
+			      const struct cqp_params *p, bool receiver,
+			      volatile sig_atomic_t *stop)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mode = p->cq_mode;
+	cfg->poll_batch = p->poll_batch;
+	cfg->ack_batch = p->ack_batch;
+	cfg->spin_us = p->spin_us;
+	cfg->solicited = p->solicited && receiver;
+	cfg->nonblock = p->nonblock;
+	cfg->channel_per_cq = p->channel_per_cq;
+	cfg->comp_vector = p->comp_vector;
+	cfg->timeout_ms = (int)p->timeout_s * 1000;
+	cfg->stop = stop;
+}

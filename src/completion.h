@@ -1,0 +1,99 @@
+/* The completion engine: how a thread learns that work finished.
+ *
+ *  poll   ibv_poll_cq in a loop, poll_batch entries per call;
+ *  event  arm, sleep on the completion channel, ack (in batches), then
+ *         drain the CQ to empty before arming again;
+ *  hybrid like event, but after a wakeup keep polling until no completion
+ *         has arrived for spin_us, then arm and sleep.
+ *
+ * The engine owns the CQs (one per QP) and their channel(s) so it can tell
+ * CQs apart by the context an event returns, and it counts everything it
+ * does: the counters are the "cost" columns of every report.
+ */
+#ifndef CQP_COMPLETION_H
+#define CQP_COMPLETION_H
+
+#include <infiniband/verbs.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "report.h"
+
+struct cqp_comp_cfg {
+	uint32_t mode; /* enum cqp_cq_mode */
+	uint32_t poll_batch;
+	uint32_t ack_batch;
+	uint32_t spin_us;
+	bool solicited;	     /* arm for solicited completions only */
+	bool nonblock;	     /* O_NONBLOCK channels served with epoll */
+	bool channel_per_cq; /* else all CQs share one channel */
+	uint32_t comp_vector;
+	int timeout_ms; /* no completion for this long: CQP_E_TIMEOUT */
+	volatile sig_atomic_t *stop; /* set by a signal handler; may be NULL */
+};
+
+struct cqp_comp_counters {
+	uint64_t polls, empty_polls, completions;
+	uint64_t wakeups, events_acked;
+	uint64_t spin_completions, sleep_completions;
+};
+
+struct cqp_comp_cq {
+	struct ibv_cq *cq;
+	struct ibv_comp_channel *ch;
+	unsigned unacked;
+	bool armed;
+};
+
+struct cqp_comp {
+	struct cqp_comp_cfg cfg;
+	struct cqp_comp_cq *cqs;
+	unsigned ncq;
+	struct ibv_comp_channel **chans;
+	unsigned nch;
+	int epfd;
+	unsigned next;	  /* round-robin start of the next poll pass */
+	bool after_wake;  /* draining right after a wakeup */
+	uint64_t last_ns; /* time of the last completion (or start) */
+	struct cqp_comp_counters cnt;
+	uint64_t cpu_start_ns, wall_start_ns;
+};
+
+/* Creates ncq CQs of `depth` entries (and channels when the mode needs
+ * them). */
+int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
+		    const struct cqp_comp_cfg *cfg, unsigned ncq,
+		    unsigned depth);
+void cqp_comp_destroy(struct cqp_comp *c);
+
+static inline struct ibv_cq *cqp_comp_cq(const struct cqp_comp *c, unsigned i)
+{
+	return c->cqs[i].cq;
+}
+
+/* Hardware CQ moderation on every CQ; a device that refuses it is a
+ * CQP_E_DEVICE failure saying so. */
+int cqp_comp_moderate(struct cqp_comp *c, uint32_t count, uint32_t usec);
+
+/* Waits, in the configured mode, until at least one completion is
+ * available and returns how many were written to wc (<= max, max >= 1).
+ * A completion with an error status is a CQP_E_COMPLETION failure; no
+ * completion for cfg.timeout_ms is CQP_E_TIMEOUT; *cfg.stop set is
+ * CQP_E_INTERRUPTED. */
+int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max);
+
+/* Zeroes the counters and starts the CPU and wall clocks of the measured
+ * phase; cqp_comp_cost() reports them since then. */
+void cqp_comp_begin(struct cqp_comp *c);
+void cqp_comp_cost(const struct cqp_comp *c, struct cqp_cost *out);
+
+struct cqp_params;
+/* The engine settings a parameter set asks for.  `receiver` decides
+ * whether --solicited applies: send completions are never solicited, so
+ * a sender arming for solicited-only events would never wake. */
+void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
+			      const struct cqp_params *p, bool receiver,
+			      volatile sig_atomic_t *stop);
+
+#endif

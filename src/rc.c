@@ -1,0 +1,150 @@
+#include "rc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "kv.h"
+
+static uint32_t random_psn(void)
+{
+	return (uint32_t)random() & 0xffffff;
+}
+
+static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
+		      uint64_t buf_size)
+{
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		     IBV_ACCESS_REMOTE_READ;
+	int ret;
+
+	rc->qps = calloc(p->qps, sizeof(*rc->qps));
+	rc->bufs = calloc(p->qps, sizeof(*rc->bufs));
+	if (!rc->qps || !rc->bufs)
+		return cqp_fail(CQP_E_NOMEM, "out of memory for %u QPs",
+				p->qps);
+	for (unsigned i = 0; i < p->qps; i++) {
+		struct cqp_qp_req req = {
+		    .type = IBV_QPT_RC,
+		    .send_cq = cqp_comp_cq(&rc->comp, i),
+		    .recv_cq = cqp_comp_cq(&rc->comp, i),
+		    .max_send_wr = p->tx_depth,
+		    .max_recv_wr = p->rx_depth,
+		    .inline_size = p->inline_size,
+		};
+		uint32_t granted;
+
+		ret = cqp_qp_create(&rc->dev, &req, &rc->qps[i], &granted);
+		if (ret < 0)
+			return ret;
+		rc->nqp++;
+		ret = cqp_qp_init(rc->qps[i], &rc->dev);
+		if (ret < 0)
+			return ret;
+		rc->inline_granted = i == 0 || granted < rc->inline_granted
+					 ? granted
+					 : rc->inline_granted;
+		ret = cqp_buf_alloc(&rc->bufs[i], rc->dev.pd, buf_size, access);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int connect_qps(struct cqp_rc *rc, struct cqp_run *run)
+{
+	struct cqp_endpoint *local = calloc(rc->nqp, sizeof(*local));
+	struct cqp_endpoint *remote = calloc(rc->nqp, sizeof(*remote));
+	size_t cap = 160 * (size_t)rc->nqp + 64;
+	char *rec = malloc(cap);
+	struct cqp_kv_writer w;
+	const char *text;
+	uint32_t len;
+	int ret;
+
+	if (!local || !remote || !rec) {
+		ret = cqp_fail(CQP_E_NOMEM, "out of memory for endpoints");
+		goto out;
+	}
+	for (unsigned i = 0; i < rc->nqp; i++) {
+		local[i].qpn = rc->qps[i]->qp_num;
+		local[i].psn = random_psn();
+		local[i].lid = rc->dev.port_attr.lid;
+		local[i].gid = rc->dev.gid;
+		local[i].gid_index = (uint32_t)rc->dev.gid_index;
+	}
+	cqp_kv_writer_init(&w, rec, cap);
+	cqp_endpoints_encode(local, rc->nqp, &w);
+	ret = cqp_session_exchange(run->s, CQP_MSG_ENDPOINT, &w, &text, &len);
+	if (ret < 0)
+		goto out;
+	ret = cqp_endpoints_decode(remote, rc->nqp, text, len);
+	for (unsigned i = 0; ret == 0 && i < rc->nqp; i++)
+		ret = cqp_rc_qp_connect(rc->qps[i], &rc->dev, &local[i],
+					&remote[i], rc->mtu);
+	/* Neither side may send before the other's QPs are ready. */
+	if (ret == 0)
+		ret = cqp_oob_barrier(&run->s->oob, "connected");
+out:
+	free(local);
+	free(remote);
+	free(rec);
+	return ret;
+}
+
+int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, uint64_t buf_size,
+		 bool receiver, int (*prepare)(struct cqp_rc *rc, void *arg),
+		 void *arg)
+{
+	const struct cqp_params *p = run->p;
+	struct cqp_comp_cfg cfg;
+	uint32_t depth = p->cq_depth ? p->cq_depth : p->tx_depth + p->rx_depth;
+	int ret;
+
+	memset(rc, 0, sizeof(*rc));
+	srandom((unsigned)cqp_now_ns());
+	ret = cqp_dev_open(&rc->dev, p->ib_dev, p->ib_port, p->gid_index);
+	if (ret < 0)
+		return ret;
+	rc->dev_open = true;
+	run->dev = rc->dev.info;
+	run->max_size = rc->dev.port_attr.max_msg_sz;
+	ret = cqp_dev_pick_mtu(&rc->dev, p->mtu, &rc->mtu);
+	if (ret < 0)
+		return ret;
+	cqp_comp_cfg_from_params(&cfg, p, receiver, run->stop);
+	ret = cqp_comp_create(&rc->comp, rc->dev.ctx, &cfg, p->qps, depth);
+	if (ret < 0)
+		return ret;
+	rc->comp_created = true;
+	if (p->cq_mod_count) {
+		ret = cqp_comp_moderate(&rc->comp, p->cq_mod_count,
+					p->cq_mod_usec);
+		if (ret < 0)
+			return ret;
+	}
+	ret = create_qps(rc, p, buf_size);
+	if (ret < 0)
+		return ret;
+	if (prepare) {
+		ret = prepare(rc, arg);
+		if (ret < 0)
+			return ret;
+	}
+	return connect_qps(rc, run);
+}
+
+void cqp_rc_teardown(struct cqp_rc *rc)
+{
+	for (unsigned i = 0; i < rc->nqp; i++)
+		ibv_destroy_qp(rc->qps[i]);
+	for (unsigned i = 0; rc->bufs && i < rc->nqp; i++)
+		cqp_buf_free(&rc->bufs[i]);
+	free(rc->qps);
+	free(rc->bufs);
+	if (rc->comp_created)
+		cqp_comp_destroy(&rc->comp);
+	if (rc->dev_open)
+		cqp_dev_close(&rc->dev);
+	memset(rc, 0, sizeof(*rc));
+}

@@ -1,0 +1,502 @@
+#include "verbs.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "kv.h"
+
+/* perftest's default inline size: what users compare against. */
+#define AUTO_INLINE 236
+
+void cqp_gid_str(const union ibv_gid *gid, char *buf, size_t cap)
+{
+	char tmp[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(AF_INET6, gid->raw, tmp, sizeof(tmp)))
+		snprintf(tmp, sizeof(tmp), "?");
+	snprintf(buf, cap, "%s", tmp);
+}
+
+static bool gid_is_zero(const union ibv_gid *g)
+{
+	static const uint8_t zero[16];
+	return memcmp(g->raw, zero, sizeof(zero)) == 0;
+}
+
+static bool gid_is_ipv4_mapped(const union ibv_gid *g)
+{
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0,    0,
+					   0, 0, 0, 0, 0xff, 0xff};
+	return memcmp(g->raw, prefix, sizeof(prefix)) == 0;
+}
+
+/* Default GID: RoCEv2 with an IPv4-mapped address (routable, what
+ * RDMA CM picks), else the first valid entry. */
+static int pick_gid(struct cqp_dev *d, int requested)
+{
+	int first_valid = -1;
+
+	if (requested >= 0) {
+		if (requested >= d->port_attr.gid_tbl_len)
+			return cqp_fail(CQP_E_USAGE,
+					"--gid-index %d: port %u of %s has "
+					"GIDs 0..%d",
+					requested, d->port, d->info.name,
+					d->port_attr.gid_tbl_len - 1);
+		if (ibv_query_gid(d->ctx, d->port, requested, &d->gid))
+			return cqp_fail(CQP_E_USAGE,
+					"--gid-index %d: GID is not valid on "
+					"%s port %u",
+					requested, d->info.name, d->port);
+		d->gid_index = requested;
+		return 0;
+	}
+	for (int i = 0; i < d->port_attr.gid_tbl_len; i++) {
+		struct ibv_gid_entry e;
+
+		if (ibv_query_gid_ex(d->ctx, d->port, (uint32_t)i, &e, 0))
+			continue;
+		if (gid_is_zero(&e.gid))
+			continue;
+		if (first_valid < 0)
+			first_valid = i;
+		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+		    gid_is_ipv4_mapped(&e.gid)) {
+			d->gid_index = i;
+			d->gid = e.gid;
+			return 0;
+		}
+	}
+	if (first_valid < 0) {
+		/* InfiniBand ports may route by LID alone. */
+		if (d->port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) {
+			d->gid_index = 0;
+			memset(&d->gid, 0, sizeof(d->gid));
+			return 0;
+		}
+		return cqp_fail(CQP_E_DEVICE,
+				"%s port %u has no valid GID: is an IP "
+				"address configured on its netdev?",
+				d->info.name, d->port);
+	}
+	d->gid_index = first_valid;
+	if (ibv_query_gid(d->ctx, d->port, first_valid, &d->gid))
+		return cqp_fail(CQP_E_DEVICE, "ibv_query_gid(%s, %d): %s",
+				d->info.name, first_valid, strerror(errno));
+	return 0;
+}
+
+static int open_by_name(struct cqp_dev *d, const char *name)
+{
+	struct ibv_device **list;
+	struct ibv_device *dev = NULL;
+	int n = 0, rc = 0;
+
+	list = ibv_get_device_list(&n);
+	if (!list || n == 0) {
+		if (list)
+			ibv_free_device_list(list);
+		return cqp_fail(CQP_E_NODEV,
+				"no RDMA device found (is rdma_rxe or a NIC "
+				"driver loaded? see scripts/softroce-run.sh)");
+	}
+	for (int i = 0; i < n; i++) {
+		if (!name[0] ||
+		    strcmp(ibv_get_device_name(list[i]), name) == 0) {
+			dev = list[i];
+			break;
+		}
+	}
+	if (!dev) {
+		char names[256] = "";
+		size_t len = 0;
+
+		for (int i = 0; i < n && len < sizeof(names); i++)
+			len += snprintf(names + len, sizeof(names) - len,
+					"%s%s", i ? ", " : "",
+					ibv_get_device_name(list[i]));
+		rc = cqp_fail(CQP_E_USAGE,
+			      "--ib-dev %s: no such device (have: %s)", name,
+			      names);
+	} else {
+		snprintf(d->info.name, sizeof(d->info.name), "%s",
+			 ibv_get_device_name(dev));
+		d->ctx = ibv_open_device(dev);
+		if (!d->ctx)
+			rc = cqp_fail(CQP_E_DEVICE, "ibv_open_device(%s): %s",
+				      d->info.name, strerror(errno));
+	}
+	ibv_free_device_list(list);
+	return rc;
+}
+
+int cqp_dev_open(struct cqp_dev *d, const char *name, unsigned port,
+		 int gid_index)
+{
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	rc = open_by_name(d, name);
+	if (rc < 0)
+		return rc;
+	if (ibv_query_device(d->ctx, &d->attr)) {
+		rc = cqp_fail(CQP_E_DEVICE, "ibv_query_device(%s): %s",
+			      d->info.name, strerror(errno));
+		goto fail;
+	}
+	if (port < 1 || port > d->attr.phys_port_cnt) {
+		rc = cqp_fail(CQP_E_USAGE, "--ib-port %u: %s has ports 1..%u",
+			      port, d->info.name, d->attr.phys_port_cnt);
+		goto fail;
+	}
+	d->port = (uint8_t)port;
+	if (ibv_query_port(d->ctx, d->port, &d->port_attr)) {
+		rc = cqp_fail(CQP_E_DEVICE, "ibv_query_port(%s, %u): %s",
+			      d->info.name, port, strerror(errno));
+		goto fail;
+	}
+	if (d->port_attr.state != IBV_PORT_ACTIVE) {
+		rc = cqp_fail(CQP_E_DEVICE, "%s port %u is %s, not ACTIVE",
+			      d->info.name, port,
+			      ibv_port_state_str(d->port_attr.state));
+		goto fail;
+	}
+	rc = pick_gid(d, gid_index);
+	if (rc < 0)
+		goto fail;
+	d->pd = ibv_alloc_pd(d->ctx);
+	if (!d->pd) {
+		rc = cqp_fail(CQP_E_DEVICE, "ibv_alloc_pd(%s): %s",
+			      d->info.name, strerror(errno));
+		goto fail;
+	}
+	d->info.port = port;
+	d->info.gid_index = d->gid_index;
+	d->info.active_mtu = cqp_mtu_bytes(d->port_attr.active_mtu);
+	snprintf(d->info.link_layer, sizeof(d->info.link_layer), "%s",
+		 d->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET
+		     ? "Ethernet"
+		     : "InfiniBand");
+	cqp_gid_str(&d->gid, d->info.gid, sizeof(d->info.gid));
+	return 0;
+fail:
+	cqp_dev_close(d);
+	return rc;
+}
+
+void cqp_dev_close(struct cqp_dev *d)
+{
+	if (d->pd)
+		ibv_dealloc_pd(d->pd);
+	if (d->ctx)
+		ibv_close_device(d->ctx);
+	d->pd = NULL;
+	d->ctx = NULL;
+}
+
+enum ibv_mtu cqp_mtu_enum(uint32_t bytes)
+{
+	switch (bytes) {
+	case 256:
+		return IBV_MTU_256;
+	case 512:
+		return IBV_MTU_512;
+	case 1024:
+		return IBV_MTU_1024;
+	case 2048:
+		return IBV_MTU_2048;
+	case 4096:
+		return IBV_MTU_4096;
+	default:
+		return 0;
+	}
+}
+
+uint32_t cqp_mtu_bytes(enum ibv_mtu mtu)
+{
+	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128u << mtu : 0;
+}
+
+int cqp_dev_pick_mtu(const struct cqp_dev *d, uint32_t requested,
+		     enum ibv_mtu *out)
+{
+	uint32_t active = cqp_mtu_bytes(d->port_attr.active_mtu);
+
+	if (!requested) {
+		*out = d->port_attr.active_mtu;
+		return 0;
+	}
+	if (requested > active)
+		return cqp_fail(CQP_E_USAGE,
+				"--mtu %u exceeds the active MTU of %s port "
+				"%u (allowed: 256..%u)",
+				requested, d->info.name, d->port, active);
+	*out = cqp_mtu_enum(requested);
+	return 0;
+}
+
+int cqp_buf_alloc(struct cqp_buf *b, struct ibv_pd *pd, size_t len, int access)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t alloc = (len + (size_t)page - 1) / (size_t)page * (size_t)page;
+
+	memset(b, 0, sizeof(*b));
+	if (posix_memalign(&b->addr, (size_t)page,
+			   alloc ? alloc : (size_t)page))
+		return cqp_fail(CQP_E_NOMEM, "cannot allocate %zu bytes", len);
+	memset(b->addr, 0x5a, alloc ? alloc : (size_t)page);
+	b->len = len;
+	b->mr = ibv_reg_mr(pd, b->addr, len ? len : 1, access);
+	if (!b->mr) {
+		int err = errno;
+
+		free(b->addr);
+		b->addr = NULL;
+		return cqp_fail(CQP_E_DEVICE, "ibv_reg_mr of %zu bytes: %s%s",
+				len, strerror(err),
+				err == ENOMEM ? " (check ulimit -l)" : "");
+	}
+	return 0;
+}
+
+void cqp_buf_free(struct cqp_buf *b)
+{
+	if (b->mr)
+		ibv_dereg_mr(b->mr);
+	free(b->addr);
+	memset(b, 0, sizeof(*b));
+}
+
+void cqp_endpoints_encode(const struct cqp_endpoint *eps, unsigned n,
+			  struct cqp_kv_writer *w)
+{
+	char key[32], gid[64];
+
+	cqp_kv_add_u64(w, "count", n);
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "qp%u_qpn", i);
+		cqp_kv_add_u64(w, key, eps[i].qpn);
+		snprintf(key, sizeof(key), "qp%u_psn", i);
+		cqp_kv_add_u64(w, key, eps[i].psn);
+		snprintf(key, sizeof(key), "qp%u_lid", i);
+		cqp_kv_add_u64(w, key, eps[i].lid);
+		snprintf(key, sizeof(key), "qp%u_gid_index", i);
+		cqp_kv_add_u64(w, key, eps[i].gid_index);
+		snprintf(key, sizeof(key), "qp%u_gid", i);
+		cqp_gid_str(&eps[i].gid, gid, sizeof(gid));
+		cqp_kv_add_str(w, key, gid);
+	}
+}
+
+static int get_u32(const char *text, size_t len, const char *key, uint32_t max,
+		   uint32_t *out)
+{
+	uint64_t v;
+	int rc = cqp_kv_get_u64(text, len, key, &v);
+
+	if (rc < 0)
+		return rc;
+	if (v > max)
+		return cqp_fail(CQP_E_PROTO,
+				"endpoint field %s=%" PRIu64 " is out of range",
+				key, v);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cqp_endpoints_decode(struct cqp_endpoint *eps, unsigned n, const char *text,
+			 size_t len)
+{
+	char key[32], gid[64];
+	uint32_t count = 0, lid = 0;
+	int rc;
+
+	rc = get_u32(text, len, "count", UINT32_MAX, &count);
+	if (rc < 0)
+		return rc;
+	if (count != n)
+		return cqp_fail(CQP_E_PROTO,
+				"peer has %u queue pairs, we have %u", count,
+				n);
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "qp%u_qpn", i);
+		if ((rc = get_u32(text, len, key, 0xffffff, &eps[i].qpn)) < 0)
+			return rc;
+		snprintf(key, sizeof(key), "qp%u_psn", i);
+		if ((rc = get_u32(text, len, key, 0xffffff, &eps[i].psn)) < 0)
+			return rc;
+		snprintf(key, sizeof(key), "qp%u_lid", i);
+		if ((rc = get_u32(text, len, key, 0xffff, &lid)) < 0)
+			return rc;
+		eps[i].lid = (uint16_t)lid;
+		snprintf(key, sizeof(key), "qp%u_gid_index", i);
+		if ((rc = get_u32(text, len, key, 255, &eps[i].gid_index)) < 0)
+			return rc;
+		snprintf(key, sizeof(key), "qp%u_gid", i);
+		rc = cqp_kv_get_str(text, len, key, gid, sizeof(gid));
+		if (rc < 0)
+			return rc;
+		if (inet_pton(AF_INET6, gid, eps[i].gid.raw) != 1)
+			return cqp_fail(CQP_E_PROTO,
+					"endpoint field %s='%s' is not a GID",
+					key, gid);
+	}
+	return 0;
+}
+
+static struct ibv_qp *try_create(struct cqp_dev *d,
+				 const struct cqp_qp_req *req, uint32_t inl)
+{
+	struct ibv_qp_init_attr a = {
+	    .send_cq = req->send_cq,
+	    .recv_cq = req->recv_cq,
+	    .srq = req->srq,
+	    .qp_type = req->type,
+	    .cap =
+		{
+		    .max_send_wr = req->max_send_wr,
+		    .max_recv_wr = req->srq ? 0 : req->max_recv_wr,
+		    .max_send_sge = 1,
+		    .max_recv_sge = 1,
+		    .max_inline_data = inl,
+		},
+	};
+	return ibv_create_qp(d->pd, &a);
+}
+
+/* The largest inline size the device grants, found by bisection: devices
+ * report no such limit in their attributes. */
+static uint32_t max_inline(struct cqp_dev *d, const struct cqp_qp_req *req,
+			   uint32_t hi)
+{
+	uint32_t lo = 0;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+		struct ibv_qp *qp = try_create(d, req, mid);
+
+		if (qp) {
+			ibv_destroy_qp(qp);
+			lo = mid;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	return lo;
+}
+
+int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
+		  struct ibv_qp **qp, uint32_t *granted_inline)
+{
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	uint32_t inl =
+	    req->inline_size < 0 ? AUTO_INLINE : (uint32_t)req->inline_size;
+
+	if (req->max_send_wr > (uint32_t)d->attr.max_qp_wr ||
+	    req->max_recv_wr > (uint32_t)d->attr.max_qp_wr)
+		return cqp_fail(CQP_E_USAGE,
+				"queue depth %u exceeds what %s allows "
+				"(max_qp_wr %d)",
+				req->max_send_wr > req->max_recv_wr
+				    ? req->max_send_wr
+				    : req->max_recv_wr,
+				d->info.name, d->attr.max_qp_wr);
+	*qp = try_create(d, req, inl);
+	if (!*qp && req->inline_size < 0 && errno == EINVAL) {
+		inl = max_inline(d, req, AUTO_INLINE);
+		*qp = try_create(d, req, inl);
+	}
+	if (!*qp) {
+		int err = errno;
+
+		if (req->inline_size > 0 && err == EINVAL) {
+			uint32_t most = max_inline(d, req, inl);
+
+			return cqp_fail(CQP_E_USAGE,
+					"--inline %u: %s grants at most %u "
+					"bytes of inline data",
+					inl, d->info.name, most);
+		}
+		return cqp_fail(CQP_E_DEVICE,
+				"ibv_create_qp on %s (send %u, recv %u, "
+				"inline %u): %s",
+				d->info.name, req->max_send_wr,
+				req->max_recv_wr, inl, strerror(err));
+	}
+	/* The device may round the caps up: report what it really gave. */
+	if (ibv_query_qp(*qp, &attr, IBV_QP_CAP, &init) == 0)
+		*granted_inline = init.cap.max_inline_data;
+	else
+		*granted_inline = inl;
+	return 0;
+}
+
+int cqp_qp_init(struct ibv_qp *qp, const struct cqp_dev *d)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = d->port;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_REMOTE_READ;
+	if (ibv_modify_qp(qp, &a,
+			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			      IBV_QP_ACCESS_FLAGS))
+		return cqp_fail(CQP_E_DEVICE, "QP %u to INIT: %s", qp->qp_num,
+				strerror(errno));
+	return 0;
+}
+
+int cqp_rc_qp_connect(struct ibv_qp *qp, const struct cqp_dev *d,
+		      const struct cqp_endpoint *local,
+		      const struct cqp_endpoint *remote, enum ibv_mtu mtu)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu;
+	a.dest_qp_num = remote->qpn;
+	a.rq_psn = remote->psn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.dlid = remote->lid;
+	a.ah_attr.port_num = d->port;
+	if (d->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ||
+	    !gid_is_zero(&remote->gid)) {
+		a.ah_attr.is_global = 1;
+		a.ah_attr.grh.dgid = remote->gid;
+		a.ah_attr.grh.sgid_index = (uint8_t)d->gid_index;
+		a.ah_attr.grh.hop_limit = 64;
+	}
+	if (ibv_modify_qp(qp, &a,
+			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return cqp_fail(CQP_E_DEVICE, "QP %u to RTR (remote QP %u): %s",
+				qp->qp_num, remote->qpn, strerror(errno));
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = local->psn;
+	a.timeout = 14; /* 67 ms: a dead peer errors out in about 0.5 s */
+	a.retry_cnt = 7;
+	a.rnr_retry = 7; /* the receiver reposts; wait for it */
+	a.max_rd_atomic = 1;
+	if (ibv_modify_qp(qp, &a,
+			  IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			      IBV_QP_MAX_QP_RD_ATOMIC))
+		return cqp_fail(CQP_E_DEVICE, "QP %u to RTS: %s", qp->qp_num,
+				strerror(errno));
+	return 0;
+}

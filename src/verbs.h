@@ -1,0 +1,85 @@
+/* Verbs setup: device, port and GID choice, PD, registered buffers, RC QPs
+ * and their state changes.  Capability limits become clear messages. */
+#ifndef CQP_VERBS_H
+#define CQP_VERBS_H
+
+#include <infiniband/verbs.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "report.h"
+
+struct cqp_kv_writer;
+
+struct cqp_dev {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_device_attr attr;
+	struct ibv_port_attr port_attr;
+	uint8_t port;
+	int gid_index;
+	union ibv_gid gid;
+	struct cqp_device_info info;
+};
+
+/* Opens device `name` ("" = the first one), checks the port is active,
+ * picks the GID (gid_index -1: the RoCEv2 IPv4-mapped GID, else the first
+ * valid one) and allocates a PD.  No device at all: CQP_E_NODEV. */
+int cqp_dev_open(struct cqp_dev *d, const char *name, unsigned port,
+		 int gid_index);
+void cqp_dev_close(struct cqp_dev *d);
+
+/* 256..4096 <-> IBV_MTU_*; 0 for a size that is not a valid MTU. */
+enum ibv_mtu cqp_mtu_enum(uint32_t bytes);
+uint32_t cqp_mtu_bytes(enum ibv_mtu mtu);
+/* The path MTU to use: requested (0 = active).  Above the port's active
+ * MTU is a CQP_E_USAGE failure naming both. */
+int cqp_dev_pick_mtu(const struct cqp_dev *d, uint32_t requested,
+		     enum ibv_mtu *out);
+
+/* A page-aligned buffer registered with the PD. */
+struct cqp_buf {
+	void *addr;
+	size_t len;
+	struct ibv_mr *mr;
+};
+int cqp_buf_alloc(struct cqp_buf *b, struct ibv_pd *pd, size_t len, int access);
+void cqp_buf_free(struct cqp_buf *b);
+
+/* What the peer needs to reach one of our QPs. */
+struct cqp_endpoint {
+	uint32_t qpn;
+	uint32_t psn;
+	uint16_t lid;
+	union ibv_gid gid;
+	uint32_t gid_index;
+};
+/* kv keys qpN_qpn, qpN_psn, qpN_lid, qpN_gid plus "count". */
+void cqp_endpoints_encode(const struct cqp_endpoint *eps, unsigned n,
+			  struct cqp_kv_writer *w);
+int cqp_endpoints_decode(struct cqp_endpoint *eps, unsigned n, const char *text,
+			 size_t len);
+
+struct cqp_qp_req {
+	enum ibv_qp_type type;
+	struct ibv_cq *send_cq, *recv_cq;
+	struct ibv_srq *srq;
+	uint32_t max_send_wr, max_recv_wr;
+	int32_t inline_size; /* -1: the device's grant up to 236, else exact */
+};
+/* Creates the QP; an explicit inline size the device refuses becomes a
+ * CQP_E_USAGE failure that says how much it grants.  *granted_inline is
+ * what the QP really got. */
+int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
+		  struct ibv_qp **qp, uint32_t *granted_inline);
+/* RESET -> INIT: receives may be posted from here on. */
+int cqp_qp_init(struct ibv_qp *qp, const struct cqp_dev *d);
+/* INIT -> RTR -> RTS for an RC QP towards remote. */
+int cqp_rc_qp_connect(struct ibv_qp *qp, const struct cqp_dev *d,
+		      const struct cqp_endpoint *local,
+		      const struct cqp_endpoint *remote, enum ibv_mtu mtu);
+
+/* Text GID "fe80::..." for messages and reports. */
+void cqp_gid_str(const union ibv_gid *gid, char *buf, size_t cap);
+
+#endif
