@@ -1,0 +1,292 @@
+#include "bench.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "kv.h"
+
+#define MAX_SIZES 64
+
+/* A signal handler can only reach static storage. */
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static int install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: waits return EINTR */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+		return cqp_fail(CQP_E_SYS, "sigaction: %s", strerror(errno));
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+static int pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return cqp_fail(CQP_E_USAGE,
+				"--cpu %d: cannot pin there (%s; "
+				"this machine has CPUs 0..%ld)",
+				cpu, strerror(errno),
+				sysconf(_SC_NPROCESSORS_ONLN) - 1);
+	return 0;
+}
+
+unsigned cqp_bench_sizes(const struct cqp_params *p, uint64_t max_all_size,
+			 uint64_t max_size, uint64_t *sizes, unsigned cap)
+{
+	uint64_t top = max_all_size < max_size ? max_all_size : max_size;
+	unsigned n = 0;
+
+	if (!p->all) {
+		sizes[0] = p->size;
+		return 1;
+	}
+	for (uint64_t s = 2; s <= top && n < cap; s *= 2)
+		sizes[n++] = s;
+	return n;
+}
+
+/* The figures one side sends the other after each step. */
+static void encode_results(const struct cqp_row *row,
+			   const struct cqp_cost *mine, struct cqp_kv_writer *w)
+{
+	cqp_cost_encode(mine, w);
+	cqp_kv_add_u64(w, "iterations", row->iterations);
+	cqp_kv_add_u64(w, "has_bw", row->has_bw);
+	cqp_kv_add_double(w, "bw_peak_gbps", row->bw_peak_gbps);
+	cqp_kv_add_double(w, "bw_avg_gbps", row->bw_avg_gbps);
+	cqp_kv_add_double(w, "msg_rate_mpps", row->msg_rate_mpps);
+}
+
+static int decode_results(struct cqp_row *row, struct cqp_cost *theirs,
+			  const char *text, size_t len)
+{
+	uint64_t has_bw;
+	int rc = cqp_cost_decode(theirs, text, len);
+
+	if (rc < 0)
+		return rc;
+	if ((rc = cqp_kv_get_u64(text, len, "has_bw", &has_bw)) < 0)
+		return rc;
+	/* The client measured the traffic: the server adopts its figures. */
+	if (has_bw && !row->has_bw) {
+		row->has_bw = true;
+		if ((rc = cqp_kv_get_u64(text, len, "iterations",
+					 &row->iterations)) < 0 ||
+		    (rc = cqp_kv_get_double(text, len, "bw_peak_gbps",
+					    &row->bw_peak_gbps)) < 0 ||
+		    (rc = cqp_kv_get_double(text, len, "bw_avg_gbps",
+					    &row->bw_avg_gbps)) < 0 ||
+		    (rc = cqp_kv_get_double(text, len, "msg_rate_mpps",
+					    &row->msg_rate_mpps)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
+		    void *ctx, uint64_t size, struct cqp_row *row)
+{
+	char rec[2048];
+	struct cqp_kv_writer w;
+	struct cqp_cost mine, theirs;
+	const char *text;
+	uint32_t len;
+	int rc;
+
+	memset(row, 0, sizeof(*row));
+	memset(&mine, 0, sizeof(mine));
+	row->bytes = size;
+	rc = ops->run_size(run, ctx, size, row, &mine);
+	if (rc < 0)
+		return rc;
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	encode_results(row, &mine, &w);
+	rc = cqp_session_exchange(run->s, CQP_MSG_RESULTS, &w, &text, &len);
+	if (rc < 0)
+		return rc;
+	rc = decode_results(row, &theirs, text, len);
+	if (rc < 0)
+		return rc;
+	row->client = run->is_client ? mine : theirs;
+	row->server = run->is_client ? theirs : mine;
+	return 0;
+}
+
+static void print_report(const struct cqp_bench_ops *ops,
+			 const struct cqp_run *run, struct cqp_row *rows,
+			 unsigned nrows, const char *error)
+{
+	struct cqp_report r = {
+	    .tool = ops->tool,
+	    .title = ops->title,
+	    .params = run->p,
+	    .is_client = run->is_client,
+	    .dev = run->dev,
+	    .rows = rows,
+	    .nrows = nrows,
+	    .error = error,
+	};
+
+	cqp_report_print(&r, stdout);
+	fflush(stdout);
+}
+
+/* One client's whole session, on either side.  Returns 0 or a failure;
+ * the report (partial on failure) is printed either way once the run got
+ * as far as a device. */
+static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
+{
+	struct cqp_row rows[MAX_SIZES];
+	uint64_t sizes[MAX_SIZES];
+	unsigned nrows = 0, nsizes = 0;
+	void *ctx = calloc(1, ops->ctx_size);
+	bool set_up = false;
+	int rc;
+
+	if (!ctx)
+		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	rc = ops->setup(run, ctx);
+	if (rc < 0)
+		goto out;
+	set_up = true;
+	if (run->is_client) {
+		nsizes = cqp_bench_sizes(run->p, ops->max_all_size,
+					 run->max_size, sizes, MAX_SIZES);
+		if (!run->p->all && run->p->size > run->max_size) {
+			rc = cqp_fail(CQP_E_USAGE,
+				      "--size %" PRIu64 " exceeds the largest "
+				      "message %s allows (%" PRIu64 ")",
+				      run->p->size, run->dev.name,
+				      run->max_size);
+			goto out;
+		}
+	}
+	for (unsigned i = 0;; i++) {
+		uint64_t size = run->is_client && i < nsizes ? sizes[i] : 0;
+
+		rc = cqp_session_step(run->s, &size);
+		if (rc < 0 || size == 0)
+			break;
+		if (i >= MAX_SIZES || size > run->max_size) {
+			rc = cqp_fail(CQP_E_PROTO,
+				      "peer asked for size %" PRIu64
+				      " (largest: %" PRIu64 ")",
+				      size, run->max_size);
+			break;
+		}
+		rc = run_step(ops, run, ctx, size, &rows[nrows]);
+		if (rc < 0)
+			break;
+		nrows++;
+	}
+out:
+	if (rc < 0)
+		cqp_session_abort(run->s);
+	if (set_up)
+		ops->teardown(run, ctx);
+	free(ctx);
+	if (set_up || run->is_client)
+		print_report(ops, run, rows, nrows,
+			     rc < 0 ? cqp_errmsg() : NULL);
+	return rc;
+}
+
+static const char *tool_name(const struct cqp_bench_ops *ops)
+{
+	return cqp_tool_name(ops->tool);
+}
+
+static int client(const struct cqp_bench_ops *ops, struct cqp_params *p)
+{
+	struct cqp_session s;
+	struct cqp_run run = {
+	    .p = p, .s = &s, .is_client = true, .stop = &stop_flag};
+	int rc = cqp_session_connect(&s, p, ops->tool);
+
+	if (rc < 0) {
+		cqp_session_abort(&s);
+		if (p->output == CQP_OUT_JSON)
+			print_report(ops, &run, NULL, 0, cqp_errmsg());
+	} else {
+		rc = run_session(ops, &run);
+	}
+	cqp_session_close(&s);
+	return rc;
+}
+
+static int server(const struct cqp_bench_ops *ops, struct cqp_params *p)
+{
+	struct cqp_session s;
+	int rc = cqp_session_listen(&s, p, ops->tool);
+
+	if (rc < 0) {
+		cqp_session_close(&s);
+		return rc;
+	}
+	while (!stop_flag) {
+		struct cqp_run run = {
+		    .p = p, .s = &s, .is_client = false, .stop = &stop_flag};
+
+		rc = cqp_session_accept(&s, ops->mem_need);
+		if (rc < 0 && cqp_errcode() == CQP_E_INTERRUPTED && stop_flag) {
+			/* Stopped while idle: the normal end of a server. */
+			rc = 0;
+			break;
+		}
+		if (rc == 0)
+			rc = run_session(ops, &run);
+		cqp_session_end(&s);
+		if (!p->persistent ||
+		    (rc < 0 && cqp_errcode() == CQP_E_INTERRUPTED))
+			break;
+		if (rc < 0)
+			fprintf(stderr, "%s: %s (still serving)\n",
+				tool_name(ops), cqp_errmsg());
+		cqp_errclear();
+		rc = 0;
+	}
+	cqp_session_close(&s);
+	return rc;
+}
+
+int cqp_bench_main(const struct cqp_bench_ops *ops, int argc, char **argv)
+{
+	struct cqp_params p;
+	int rc = cqp_params_parse(&p, ops->tool, argc, argv, stdout);
+
+	if (rc == CQP_PARSE_HELP || rc == CQP_PARSE_VERSION)
+		return 0;
+	if (rc == 0)
+		rc = install_signals();
+	if (rc == 0)
+		rc = pin_cpu(p.cpu);
+	if (rc == 0)
+		rc = p.host[0] ? client(ops, &p) : server(ops, &p);
+	if (rc < 0) {
+		fprintf(stderr, "%s: %s\n", tool_name(ops), cqp_errmsg());
+		return cqp_exit_status(cqp_errcode());
+	}
+	return 0;
+}

@@ -1,0 +1,48 @@
+/* The driver every benchmark binary runs: parse options, then as client
+ * or server walk the session (negotiate, set up, one step per message
+ * size, exchange results, report) and turn failures into exit codes.  A
+ * binary's main supplies only what is unique to it, as cqp_bench_ops. */
+#ifndef CQP_BENCH_H
+#define CQP_BENCH_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "options.h"
+#include "report.h"
+#include "session.h"
+
+struct cqp_run {
+	struct cqp_params *p;
+	struct cqp_session *s;
+	bool is_client;
+	volatile sig_atomic_t *stop; /* SIGINT/SIGTERM seen */
+	struct cqp_device_info dev;  /* filled by setup */
+	uint64_t max_size;	     /* largest message the setup allows */
+};
+
+struct cqp_bench_ops {
+	enum cqp_tool tool;
+	const char *title;
+	size_t ctx_size;       /* the binary's own state */
+	uint64_t max_all_size; /* --all stops here (or max_size) */
+	cqp_mem_need_fn mem_need;
+	int (*setup)(struct cqp_run *run, void *ctx);
+	/* One measured step.  Fills the row's figures and this side's
+	 * completion cost. */
+	int (*run_size)(struct cqp_run *run, void *ctx, uint64_t size,
+			struct cqp_row *row, struct cqp_cost *mine);
+	void (*teardown)(struct cqp_run *run, void *ctx);
+};
+
+/* The whole of main(): returns the process exit status. */
+int cqp_bench_main(const struct cqp_bench_ops *ops, int argc, char **argv);
+
+/* Sizes a run covers: --all gives powers of two from 2 up to
+ * min(max_all_size, max_size), else just --size.  Returns the count
+ * written to sizes (at most cap). */
+unsigned cqp_bench_sizes(const struct cqp_params *p, uint64_t max_all_size,
+			 uint64_t max_size, uint64_t *sizes, unsigned cap);
+
+#endif
