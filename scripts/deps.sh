@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Install (only) the Debian packages cqperf needs to build, test and run the
+# soft-RoCE guest harness. Safe to run repeatedly: installed packages are
+# detected with dpkg-query, and apt-get is not touched when nothing is missing.
+set -euo pipefail
+
+build_pkgs=(gcc make autoconf automake libtool pkg-config libibverbs-dev
+            librdmacm-dev python3 valgrind)
+runtime_pkgs=(rdma-core ibverbs-utils rdmacm-utils perftest iproute2 kmod)
+# The guest harness (scripts/softroce-guest.sh) boots a distribution kernel
+# under QEMU with a busybox initramfs; apt-get/dpkg-deb fetch the kernel.
+guest_pkgs=(qemu-system-x86 busybox-static cpio)
+
+missing=()
+for p in "${build_pkgs[@]}" "${runtime_pkgs[@]}" "${guest_pkgs[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    [ "$status" = "install ok installed" ] || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+    echo "deps.sh: all packages already installed"
+    exit 0
+fi
+
+echo "deps.sh: installing: ${missing[*]}"
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "deps.sh: not root and no sudo" >&2; exit 1; }
+    sudo=(sudo)
+fi
+"${sudo[@]}" apt-get update
+# Recommends would pull in e.g. QEMU's GUI and firmware we never use.
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends "${missing[@]}"

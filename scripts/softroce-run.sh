@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Run a command on soft-RoCE: on the host when its kernel has rdma_rxe (and
+# we can use or create a device), else inside the QEMU guest.
+#
+# Usage: softroce-run.sh [--timeout SEC] [--mem MB] [--out DIR] -- CMD [ARGS...]
+#
+# CMD sees CQPERF_RXE_DEV, CQPERF_SERVER_ADDR, CQPERF_RXE_GID_INDEX,
+# CQPERF_IN_GUEST (0/1) and CQPERF_OUT (a writable dir; --out keeps its
+# files). Exit status: CMD's, 124 on timeout, 125 when the guest failed.
+# CQPERF_FORCE_GUEST=1 skips the host path. --mem only matters for the guest.
+set -euo pipefail
+
+prog=${0##*/}
+here=$(cd "$(dirname "$0")" && pwd)
+usage() { sed -n 's/^# \{0,1\}Usage: //p' "$0" >&2; exit 2; }
+
+timeout_s=1800
+out_dir=
+guest_opts=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --timeout) [ $# -ge 2 ] || usage; timeout_s=$2; shift 2 ;;
+        --timeout=*) timeout_s=${1#*=}; shift ;;
+        --mem) [ $# -ge 2 ] || usage; guest_opts+=(--mem "$2"); shift 2 ;;
+        --mem=*) guest_opts+=("$1"); shift ;;
+        --out) [ $# -ge 2 ] || usage; out_dir=$2; shift 2 ;;
+        --out=*) out_dir=${1#*=}; shift ;;
+        --) shift; break ;;
+        -h|--help) usage ;;
+        -*) echo "$prog: unknown option $1" >&2; usage ;;
+        *) break ;;
+    esac
+done
+[ $# -gt 0 ] || usage
+[[ $timeout_s =~ ^[0-9]+$ ]] || { echo "$prog: --timeout wants seconds" >&2; exit 2; }
+
+run_guest() {
+    [ -z "$out_dir" ] || guest_opts+=(--out "$out_dir")
+    exec "$here/softroce-guest.sh" --timeout "$timeout_s" "${guest_opts[@]}" -- "$@"
+}
+
+if [ "${CQPERF_FORCE_GUEST:-0}" = 1 ] || ! "$here/softroce-host.sh" check 2>/dev/null; then
+    run_guest "$@"
+fi
+
+if ! env_lines=$("$here/softroce-host.sh" up); then
+    echo "$prog: host soft-RoCE setup failed; using the guest" >&2
+    run_guest "$@"
+fi
+eval "$env_lines"
+
+# Same contract as the guest: CQPERF_OUT is a writable scratch dir.
+tmp_out=
+if [ -n "$out_dir" ]; then
+    mkdir -p "$out_dir"
+    CQPERF_OUT=$(cd "$out_dir" && pwd)
+else
+    tmp_out=$(mktemp -d "${TMPDIR:-/tmp}/cqperf-out.XXXXXX")
+    CQPERF_OUT=$tmp_out
+fi
+export CQPERF_OUT
+
+# timeout(1) puts CMD in its own process group and kills the whole group
+# (servers left in the background too); run it in the background so our
+# INT/TERM trap can pass signals on to it.
+tpid=
+# shellcheck disable=SC2317  # invoked via trap
+on_signal() {
+    [ -z "$tpid" ] || kill -TERM "$tpid" 2>/dev/null || true
+    [ -z "$tmp_out" ] || rm -rf "$tmp_out"
+    exit "$1"
+}
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
+timeout --kill-after=10 "$timeout_s" "$@" &
+tpid=$!
+set +e
+wait "$tpid"
+rc=$?
+set -e
+[ -z "$tmp_out" ] || rm -rf "$tmp_out"
+if [ "$rc" = 124 ]; then
+    echo "$prog: TIMEOUT after ${timeout_s}s running: $*" >&2
+fi
+exit "$rc"
