@@ -17,18 +17,24 @@ for p in "${build_pkgs[@]}" "${runtime_pkgs[@]}" "${guest_pkgs[@]}"; do
     [ "$status" = "install ok installed" ] || missing+=("$p")
 done
 
-if [ "${#missing[@]}" -eq 0 ]; then
+# The guest harness fetches its kernel with apt-get download, which needs
+# the package lists even when every package is installed.
+lists_ok=1
+apt-cache show linux-image-amd64 >/dev/null 2>&1 || lists_ok=0
+
+if [ "${#missing[@]}" -eq 0 ] && [ "$lists_ok" -eq 1 ]; then
     echo "deps.sh: all packages already installed"
     exit 0
 fi
 
-echo "deps.sh: installing: ${missing[*]}"
 sudo=()
 if [ "$(id -u)" -ne 0 ]; then
     command -v sudo >/dev/null || { echo "deps.sh: not root and no sudo" >&2; exit 1; }
     sudo=(sudo)
 fi
 "${sudo[@]}" apt-get update
+[ "${#missing[@]}" -gt 0 ] || exit 0
+echo "deps.sh: installing: ${missing[*]}"
 # Recommends would pull in e.g. QEMU's GUI and firmware we never use.
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y --no-install-recommends "${missing[@]}"
