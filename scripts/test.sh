@@ -1,0 +1,80 @@
+#!/bin/bash
+# The test command: install what is missing, build (warnings are errors),
+# run the unit tests and `make distcheck`, build with AddressSanitizer and
+# UBSan, then run the soft-RoCE integration suite (on the host's rxe when
+# the kernel has it, else in a throw-away QEMU guest).  The last line is
+# "N passed, N failed, N skipped"; the exit status is non-zero on failure.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+log=${CQPERF_TEST_LOG:-$top/build/test-logs}
+passed=0 failed=0 skipped=0
+
+step() { # step NAME COMMAND...: one counted check with its log
+	local name=$1
+	shift
+	echo "== $name"
+	if "$@" >"$log/$name.log" 2>&1; then
+		echo "ok - $name"
+		passed=$((passed + 1))
+		return 0
+	fi
+	echo "not ok - $name (log: $log/$name.log)"
+	tail -n 40 "$log/$name.log" | sed 's/^/# /'
+	failed=$((failed + 1))
+	return 1
+}
+
+summary() {
+	echo "$passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+"$top/scripts/deps.sh" || { echo "0 passed, 1 failed"; exit 1; }
+mkdir -p "$log"
+step autogen ./autogen.sh || summary
+step configure sh -c 'mkdir -p build && cd build && ../configure --enable-werror' || summary
+step build make -C build -j"$(nproc)" || summary
+
+# Unit tests: count automake's results one by one.
+make -C build -j"$(nproc)" check >"$log/check.log" 2>&1
+for t in build/tests/*.trs; do
+	res=$(sed -n 's/^:test-result: //p' "$t")
+	name=$(basename "$t" .trs)
+	case $res in
+	PASS) echo "ok - unit $name"; passed=$((passed + 1)) ;;
+	SKIP) echo "skip - unit $name"; skipped=$((skipped + 1)) ;;
+	*)
+		echo "not ok - unit $name"
+		sed 's/^/# /' "build/tests/$name.log" | tail -n 40
+		failed=$((failed + 1))
+		;;
+	esac
+done
+
+step distcheck make -C build distcheck
+step asan-build sh -c 'mkdir -p build-asan && cd build-asan &&
+	../configure --enable-werror --enable-sanitizers && make -j'"$(nproc)"
+
+# Integration on soft-RoCE: its checks are counted individually.
+it_log=$log/integration.log
+CQPERF_PASS_ENV="CQPERF_ASAN_BIN" CQPERF_ASAN_BIN="$top/build-asan/src" \
+	"$top/scripts/softroce-run.sh" --timeout "${CQPERF_IT_TIMEOUT:-3600}" -- \
+	"$top/tests/integration/run.sh" "$top/build/src" 2>&1 | tee "$it_log"
+it_rc=${PIPESTATUS[0]}
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$it_log" | tail -n 1)
+if [ -z "$line" ]; then
+	echo "not ok - integration suite did not complete (exit $it_rc)"
+	failed=$((failed + 1))
+else
+	read -r p _ f _ s _ <<<"${line//,/}"
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + s))
+	if [ "$it_rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - integration suite exited $it_rc"
+		failed=$((failed + 1))
+	fi
+fi
+summary

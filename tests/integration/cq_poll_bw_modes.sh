@@ -1,0 +1,100 @@
+#!/bin/bash
+# cq_poll_bw in every completion mode at 64 B, 4 KiB and 64 KiB against
+# one persistent server: valid JSON, bandwidth > 0, both sides' costs,
+# wakeups only where the mode sleeps, and event mode cheaper than poll.
+. "$(dirname "$0")/lib.sh"
+require_device
+
+port=$(next_port)
+start_server cq_poll_bw "$port" --persistent --timeout 20 ||
+	not_ok "server listens"
+
+iters_for() { case $1 in 65536) echo 300 ;; *) echo 2000 ;; esac; }
+
+for mode in poll event hybrid; do
+	for size in 64 4096 65536; do
+		out=$WORK/$mode-$size.json
+		"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 \
+			--cq-mode "$mode" -s "$size" -n "$(iters_for "$size")" \
+			--output json "$ADDR" >"$out" 2>"$out.err"
+		rc=$?
+		check "$mode $size B: client exits 0" test "$rc" -eq 0 ||
+			show "$out.err" "$WORK/cq_poll_bw.server.err"
+		check "$mode $size B: JSON has the contract keys" json_check "$out" \
+			'd["schema"] == "cqperf/1" and d["tool"] == "cq_poll_bw" and
+			 d["params"]["cq_mode"] == "'"$mode"'" and
+			 d["device"]["name"] and len(d["results"]) == 1 and
+			 "error" not in d'
+		check "$mode $size B: bandwidth and message rate > 0" json_check "$out" \
+			'r["bytes"] == '"$size"' and
+			 r["bw_avg_gbps"] > 0 and r["bw_peak_gbps"] >= r["bw_avg_gbps"] * 0.99
+			 and r["msg_rate_mpps"] > 0 and r["iterations"] == '"$(iters_for "$size")"
+		check "$mode $size B: server saw every message" json_check "$out" \
+			'd["results"][0]["server"]["completions"] == '"$(iters_for "$size")"
+		if [ "$mode" = poll ]; then
+			check "$mode $size B: no wakeups when polling" json_check "$out" \
+				'r["client"]["wakeups"] == 0 and
+				 r["server"]["wakeups"] == 0'
+		else
+			check "$mode $size B: the receiver slept and woke" json_check "$out" \
+				'r["server"]["wakeups"] > 0 and
+				 r["server"]["wakeups"] - 16 < r["server"]["events_acked"]
+				 <= r["server"]["wakeups"]'
+		fi
+	done
+done
+
+check "event mode burns less client CPU than poll mode (4 KiB)" json_check \
+	"$WORK/event-4096.json" \
+	'd["results"][0]["client"]["cpu_pct"] < '"$(json_get "$WORK/poll-4096.json" 'd["results"][0]["client"]["cpu_pct"]')"
+check "poll mode keeps the client thread busy" json_check \
+	"$WORK/poll-4096.json" 'd["results"][0]["client"]["cpu_pct"] > 50'
+
+# Human output: perftest's columns, then the cost of each side.
+"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 -s 4096 -n 500 \
+	--cq-mode event "$ADDR" >"$WORK/human.out" 2>&1
+check "human table has perftest's columns" grep -q \
+	'#bytes.*#iterations.*BW peak.*BW average.*MsgRate' "$WORK/human.out"
+check "human table has both sides' cost" grep -q \
+	'client: CPU%.*compl/wake.*wake/s.*server: CPU%' "$WORK/human.out"
+check "human table has a 4096 B row" grep -Eq '^ *4096 +500 ' "$WORK/human.out" ||
+	show "$WORK/human.out"
+
+# Several QPs on one shared channel and with a channel each.
+for extra in "" "--channel-per-cq" "--nonblock" "--nonblock --channel-per-cq"; do
+	out=$WORK/qps.json
+	# shellcheck disable=SC2086
+	"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 -q 4 \
+		--cq-mode event $extra -s 1024 -n 300 --output json "$ADDR" \
+		>"$out" 2>"$out.err"
+	check "4 QPs, event mode $extra: every message arrives" json_check "$out" \
+		'r["iterations"] == 1200 and
+		 r["server"]["completions"] == 1200'
+done
+
+# Post lists, selective signaling, solicited events, ack batches.
+out=$WORK/sig.json
+"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 -s 512 -n 2000 \
+	-l 8 --signal-every 16 --cq-mode event --solicited --ack-batch 128 \
+	--output json "$ADDR" >"$out" 2>"$out.err"
+check "post list + selective signaling: 1/16 of sends complete" json_check "$out" \
+	'r["iterations"] == 2000 and
+	 r["client"]["completions"] <= 2000 // 16 + 1'
+check "solicited: server wakes at most once per solicited message" json_check "$out" \
+	'r["server"]["wakeups"] <= 2000 // 128 + 2 and
+	 r["server"]["completions"] == 2000'
+
+# Duration mode: warm-up excluded, then about -D seconds of traffic.
+out=$WORK/dur.json
+"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 -s 4096 -D 2 \
+	--output json "$ADDR" >"$out" 2>"$out.err"
+check "-D 2 measures about 2 s" json_check "$out" \
+	'1.8 <= r["client"]["seconds"] <= 4 and r["iterations"] > 0'
+
+# CSV output.
+"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 -s 256 -n 200 \
+	--output csv "$ADDR" >"$WORK/out.csv" 2>&1
+check "CSV: a header and one row" test "$(grep -vc '^#' "$WORK/out.csv")" -eq 2
+
+stop_server
+finish
