@@ -11,6 +11,7 @@
 
 #define MAX_ALL_SIZE	 (8ull << 20)
 #define END_IMM		 0xffffffffu /* immediate data of a size's last send */
+#define MEASURE_IMM	 0xfffffffeu /* -D: the warm-up is over */
 #define WRID_QP_SHIFT	 48
 #define WRID_IDX_MASK	 ((1ull << WRID_QP_SHIFT) - 1)
 #define REAP_MAX	 64
@@ -108,6 +109,7 @@ struct sender {
 	uint64_t total;	 /* per QP; 0 = until the deadline */
 	uint64_t end_ns; /* -D: when posting stops */
 	unsigned sol_every;
+	bool mark;	 /* tell the receiver the warm-up is over */
 	struct txq *q;
 	struct cqp_bw_meter bw;
 };
@@ -147,8 +149,12 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 			w->wr_id = ((uint64_t)i << WRID_QP_SHIFT) | idx;
 			w->sg_list = &sge;
 			w->num_sge = 1;
-			w->opcode = last ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
-			w->imm_data = last ? END_IMM : 0;
+			w->opcode = IBV_WR_SEND;
+			if (last || (s->mark && i == 0)) {
+				w->opcode = IBV_WR_SEND_WITH_IMM;
+				w->imm_data = last ? END_IMM : MEASURE_IMM;
+				s->mark = false;
+			}
 			w->send_flags = send_flags;
 			if (last || (idx + 1) % p->signal_every == 0)
 				w->send_flags |= IBV_SEND_SIGNALED;
@@ -221,6 +227,7 @@ static int run_sender(struct cqp_run *run, struct bw_ctx *c, uint64_t size,
 		if (!measuring && now >= warm_end) {
 			/* Warm-up over: measure from here. */
 			measuring = true;
+			s.mark = true;
 			cqp_comp_begin(comp);
 			cqp_bw_start(&s.bw, now, PEAK_INTERVAL_NS);
 			continue;
@@ -259,9 +266,12 @@ static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
 			goto out;
 		for (int k = 0; k < ret; k++) {
 			repost[wc[k].wr_id]++;
-			if ((wc[k].wc_flags & IBV_WC_WITH_IMM) &&
-			    wc[k].imm_data == END_IMM)
+			if (!(wc[k].wc_flags & IBV_WC_WITH_IMM))
+				continue;
+			if (wc[k].imm_data == END_IMM)
 				ended++;
+			else if (wc[k].imm_data == MEASURE_IMM)
+				cqp_comp_begin(&rc->comp);
 		}
 		for (unsigned i = 0; i < rc->nqp; i++) {
 			if (!repost[i])

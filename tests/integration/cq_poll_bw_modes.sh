@@ -90,6 +90,9 @@ out=$WORK/dur.json
 	--output json "$ADDR" >"$out" 2>"$out.err"
 check "-D 2 measures about 2 s" json_check "$out" \
 	'1.8 <= r["client"]["seconds"] <= 4 and r["iterations"] > 0'
+check "-D 2: the server leaves the warm-up out too" json_check "$out" \
+	'1.8 <= r["server"]["seconds"] <= 4 and
+	 r["server"]["completions"] <= r["iterations"] + 64'
 
 # CSV output.
 "$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 -s 256 -n 200 \
