@@ -56,6 +56,7 @@ struct cqp_comp {
 	unsigned next;	  /* round-robin start of the next poll pass */
 	bool after_wake;  /* draining right after a wakeup */
 	uint64_t last_ns; /* time of the last completion (or start) */
+	bool progressed;  /* completions since the clock was last read */
 	struct cqp_comp_counters cnt;
 	uint64_t cpu_start_ns, wall_start_ns;
 };
