@@ -11,6 +11,7 @@
 # bytes/s), the medians, the ratio ours/theirs and a verdict against the
 # target ratio (BENCH_TARGET, default 1.0); writes summary.json and
 # runs.tsv to DIR (default: a scratch dir, printed at the end when kept).
+# Both tools run server on CPU 0 and client on CPU 1 (BENCH_NO_PIN=1: no).
 # Exit status: 0 whatever the verdict (this is a measurement), 1 when a run
 # still fails after its retries, 2 on usage errors, else softroce-run.sh's.
 set -euo pipefail
@@ -35,6 +36,15 @@ tx_depth=128
 rx_depth=512
 signal_every=100
 attempts_max=3
+# Server and client each on a CPU of their own, for both tools alike: left
+# to the scheduler, two spinning processes in a 2-CPU TCG guest swing
+# 64 B runs by up to 2x; pinned, runs agree within a few percent.
+pin_server=(taskset -c 0)
+pin_client=(taskset -c 1)
+if [ "$(nproc)" -lt 2 ] || [ -n "${BENCH_NO_PIN:-}" ]; then
+    pin_server=()
+    pin_client=()
+fi
 run_timeout=180
 
 # ---------------------------------------------------------------------------
@@ -150,11 +160,11 @@ plausible() {
 run_ours() {
     local size=$1 iters=$2 log=$3 bin=$top/build/src/cq_poll_bw
     # The server adopts the client's test settings (negotiated).
-    timeout "$run_timeout" "$bin" -d "$dev" -x "$gid" -p "$ours_port" \
-        >"$log.server" 2>&1 &
+    "${pin_server[@]}" timeout "$run_timeout" "$bin" -d "$dev" -x "$gid" \
+        -p "$ours_port" >"$log.server" 2>&1 &
     server_pid=$!
     wait_listen "$ours_port" "$server_pid" || return 1
-    timed_client "$log" "$bin" -d "$dev" -x "$gid" -p "$ours_port" \
+    timed_client "$log" "${pin_client[@]}" "$bin" -d "$dev" -x "$gid" -p "$ours_port" \
         -t "$tx_depth" -r "$rx_depth" --signal-every "$signal_every" \
         -I "$inline" --cq-mode poll -s "$size" -n "$iters" --output json \
         "$addr" || return 1
@@ -171,10 +181,11 @@ run_theirs() {
     local size=$1 iters=$2 log=$3
     local args=(-d "$dev" -x "$gid" -p "$theirs_port" -s "$size" -n "$iters"
                 -t "$tx_depth" -r "$rx_depth" -Q "$signal_every" -F)
-    timeout "$run_timeout" ib_send_bw "${args[@]}" >"$log.server" 2>&1 &
+    "${pin_server[@]}" timeout "$run_timeout" ib_send_bw "${args[@]}" \
+        >"$log.server" 2>&1 &
     server_pid=$!
     wait_listen "$theirs_port" "$server_pid" || return 1
-    timed_client "$log" ib_send_bw "${args[@]}" "$addr" || return 1
+    timed_client "$log" "${pin_client[@]}" ib_send_bw "${args[@]}" "$addr" || return 1
     wait "$server_pid" || { server_pid=; return 1; }
     server_pid=
     # The row under the "BW average[MB/sec]" header (MiB/s, as perftest's
