@@ -73,6 +73,11 @@ int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
 	c->cfg = *cfg;
 	c->epfd = -1;
 	c->ncq = ncq;
+	if (cfg->comp_vector >= (unsigned)vectors)
+		return cqp_fail(CQP_E_USAGE,
+				"--comp-vector %u: the device has completion "
+				"vectors 0..%d",
+				cfg->comp_vector, vectors - 1);
 	c->cqs = calloc(ncq, sizeof(*c->cqs));
 	if (!c->cqs)
 		return cqp_fail(CQP_E_NOMEM, "out of memory for %u CQs", ncq);
@@ -85,9 +90,8 @@ int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
 		struct cqp_comp_cq *q = &c->cqs[i];
 
 		q->ch = c->nch ? c->chans[cfg->channel_per_cq ? i : 0] : NULL;
-		q->cq =
-		    ibv_create_cq(ctx, (int)depth, q, q->ch,
-				  (int)(cfg->comp_vector % (unsigned)vectors));
+		q->cq = ibv_create_cq(ctx, (int)depth, q, q->ch,
+				      (int)cfg->comp_vector);
 		if (!q->cq) {
 			struct ibv_device_attr a;
 			int err = errno;

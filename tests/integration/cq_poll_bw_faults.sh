@@ -70,6 +70,8 @@ limit() { # limit NEEDLE EXPECTED_RC ARGS...
 limit "max-mem" 1 -s 4M
 limit "grants at most" 2 -s 64 -I 4000
 limit "CQ moderation" 1 -s 64 --cq-mod 16,10
+limit "completion vectors 0.." 2 -s 64 --comp-vector 1000
+limit "--cpu 4000" 2 -s 64 --cpu 4000
 # ...and the persistent server still serves the next good client.
 "$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 10 -s 1024 -n 100 \
 	--output json "$ADDR" >"$WORK/after.json" 2>"$WORK/after.err"

@@ -94,6 +94,14 @@ check "-D 2: the server leaves the warm-up out too" json_check "$out" \
 	'1.8 <= r["server"]["seconds"] <= 4 and
 	 r["server"]["completions"] <= r["iterations"] + 64'
 
+# Pinned to a CPU, on completion vector 0.
+out=$WORK/pin.json
+"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 -s 4096 -n 300 \
+	--cpu 1 --comp-vector 0 --cq-mode hybrid --output json "$ADDR" \
+	>"$out" 2>"$out.err"
+check "--cpu 1 --comp-vector 0 runs" json_check "$out" \
+	'r["iterations"] == 300 and d["params"]["cpu"] == 1' || show "$out.err"
+
 # CSV output.
 "$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 -s 256 -n 200 \
 	--output csv "$ADDR" >"$WORK/out.csv" 2>&1
