@@ -18,6 +18,7 @@
 	(CQP_TOOL_CQ_POLL_BW | CQP_TOOL_CQ_EVENT_LAT | CQP_TOOL_UD_SEND_BW |   \
 	 CQP_TOOL_UD_SEND_LAT)
 #define BW_TOOLS   (CQP_TOOL_CQ_POLL_BW | CQP_TOOL_UD_SEND_BW)
+#define LAT_TOOLS  (CQP_TOOL_CQ_EVENT_LAT | CQP_TOOL_UD_SEND_LAT)
 #define ALL	   CQP_TOOL_ALL
 #define NEG	   CQP_OPTF_NEGOTIATED
 #define OFF(field) offsetof(struct cqp_params, field)
@@ -45,7 +46,19 @@ const struct cqp_option cqp_options[] = {
 	{"iters", 'n', CQP_OPT_U64, OFF(iters), 0, 1, 1ull << 40, NULL, "N",
 	 "messages (or exchanges) per size", RDMA_TOOLS, NEG},
 	{"duration", 'D', CQP_OPT_U32, OFF(duration_s), 0, 1, 86400, NULL, "SEC",
-	 "run each size for SEC seconds after a 1 s warm-up, instead of --iters", RDMA_TOOLS, NEG},
+	 "run each size for SEC seconds (after the warm-up) instead of --iters", RDMA_TOOLS, NEG},
+	{"warmup", 0, CQP_OPT_U64, OFF(warmup), 0, 0, 1000000000, NULL, "N",
+	 "exchanges before the measured ones, left out of every figure", LAT_TOOLS, NEG},
+	{"rtt", 0, CQP_OPT_FLAG, OFF(rtt), 0, 0, 1, NULL, NULL,
+	 "report full round trips instead of one-way latency (round trip / 2)", LAT_TOOLS, NEG},
+	{"histogram", 'H', CQP_OPT_FLAG, OFF(histogram), 0, 0, 1, NULL, NULL,
+	 "print an ASCII latency histogram under each row", LAT_TOOLS, 0},
+	{"compare-modes", 0, CQP_OPT_FLAG, OFF(compare_modes), 0, 0, 1, NULL, NULL,
+	 "run poll, event and hybrid back to back, a row per mode", LAT_TOOLS, NEG},
+	{"idle-sec", 0, CQP_OPT_U32, OFF(idle_sec), 0, 1, 3600, NULL, "SEC",
+	 "after the traffic, measure each side's CPU over SEC seconds with the connection up and idle", LAT_TOOLS, NEG},
+	{"project", 0, CQP_OPT_RATE, OFF(project_bps), 0, 1000, 10000000000000ull, NULL, "RATE",
+	 "project the completion load at this line rate in bit/s (k, m, g, t suffixes: 100g) from the measured wakeup cost", LAT_TOOLS, 0},
 	{"tx-depth", 't', CQP_OPT_U32, OFF(tx_depth), 0, 1, 32768, NULL, "N",
 	 "send queue depth (work requests in flight)", RDMA_TOOLS, NEG},
 	{"rx-depth", 'r', CQP_OPT_U32, OFF(rx_depth), 0, 1, 32768, NULL, "N",
@@ -61,9 +74,9 @@ const struct cqp_option cqp_options[] = {
 	{"signal-every", 0, CQP_OPT_U32, OFF(signal_every), 0, 1, 32768, NULL, "N",
 	 "request a send completion every N messages (selective signaling)", BW_TOOLS, NEG},
 	{"qps", 'q', CQP_OPT_U32, OFF(qps), 0, 1, 1024, NULL, "N",
-	 "queue pairs, each with its own CQ", RDMA_TOOLS, NEG},
+	 "queue pairs, each with its own CQ", BW_TOOLS | CQP_TOOL_UD_SEND_LAT, NEG},
 	{"channel-per-cq", 0, CQP_OPT_FLAG, OFF(channel_per_cq), 0, 0, 1, NULL, NULL,
-	 "give every CQ its own completion channel instead of sharing one", RDMA_TOOLS, NEG},
+	 "give every CQ its own completion channel instead of sharing one", BW_TOOLS | CQP_TOOL_UD_SEND_LAT, NEG},
 	{"cq-mode", 0, CQP_OPT_ENUM, OFF(cq_mode), 0, 0, 2, cq_mode_words, "MODE",
 	 "how completions are reaped: poll, event or hybrid (spin after a wakeup, then sleep)", RDMA_TOOLS, NEG},
 	{"poll-batch", 0, CQP_OPT_U32, OFF(poll_batch), 0, 1, 4096, NULL, "N",
@@ -128,7 +141,7 @@ const char *cqp_output_name(uint32_t output)
 	return output <= CQP_OUT_CSV ? output_words[output] : "?";
 }
 
-void cqp_params_defaults(struct cqp_params *p)
+void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool)
 {
 	memset(p, 0, sizeof(*p));
 	p->ib_port = 1;
@@ -150,6 +163,13 @@ void cqp_params_defaults(struct cqp_params *p)
 	p->poll_batch = 16;
 	p->ack_batch = 16;
 	p->spin_us = 50;
+	if (tool & LAT_TOOLS) {
+		/* One message in flight: perftest's latency defaults. */
+		p->size = 2;
+		p->tx_depth = 16;
+		p->rx_depth = 16;
+		p->warmup = 100;
+	}
 }
 
 static void *field(const struct cqp_option *o, struct cqp_params *p)
@@ -165,6 +185,36 @@ static const void *cfield(const struct cqp_option *o,
 
 /* Strict unsigned number: the whole string, decimal or 0x hex, no sign or
  * blanks; with `size`, one K/M/G suffix (powers of 1024). */
+/* Line rates: decimal suffixes, as in "100g" (10^9 bit/s). */
+static int parse_rate(const char *s, uint64_t *out)
+{
+	static const char units[] = "kmgt";
+	size_t n = strlen(s);
+	const char *u =
+	    n ? strchr(units, tolower((unsigned char)s[n - 1])) : NULL;
+	char num[32];
+	uint64_t v, mult = 1;
+
+	if (u && *u) {
+		for (const char *k = units; k <= u; k++)
+			mult *= 1000;
+		n--;
+	}
+	if (n == 0 || n >= sizeof(num))
+		return -1;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (!isdigit((unsigned char)num[i]))
+			return -1;
+	errno = 0;
+	v = strtoull(num, NULL, 10);
+	if (errno || v > UINT64_MAX / mult)
+		return -1;
+	*out = v * mult;
+	return 0;
+}
+
 static int parse_number(const char *s, bool size, uint64_t *out)
 {
 	const char *digits = s;
@@ -266,7 +316,13 @@ static int set_number(const struct cqp_option *o, struct cqp_params *p,
 
 	if (neg && o->min >= 0)
 		return bad_value(o, val, "is out of range");
-	if (!neg && parse_number(val, o->type == CQP_OPT_SIZE, &v) < 0)
+	if (o->type == CQP_OPT_RATE) {
+		if (parse_rate(val, &v) < 0)
+			return bad_value(
+			    o, val,
+			    "is not a rate (a whole number of "
+			    "bit/s, optionally with k, m, g or t)");
+	} else if (!neg && parse_number(val, o->type == CQP_OPT_SIZE, &v) < 0)
 		return bad_value(o, val,
 				 o->type == CQP_OPT_SIZE
 				     ? "is not a size (a whole number, "
@@ -332,6 +388,7 @@ int cqp_option_set(const struct cqp_option *o, struct cqp_params *p,
 	case CQP_OPT_I32:
 	case CQP_OPT_U64:
 	case CQP_OPT_SIZE:
+	case CQP_OPT_RATE:
 		return set_number(o, p, val);
 	case CQP_OPT_ENUM:
 		for (unsigned i = 0; o->words[i]; i++) {
@@ -372,6 +429,7 @@ void cqp_option_format(const struct cqp_option *o, const struct cqp_params *p,
 		break;
 	case CQP_OPT_U64:
 	case CQP_OPT_SIZE:
+	case CQP_OPT_RATE:
 		snprintf(buf, cap, "%" PRIu64, *(const uint64_t *)f);
 		break;
 	case CQP_OPT_ENUM:
@@ -414,6 +472,8 @@ static void default_text(const struct cqp_option *o, const struct cqp_params *d,
 		format_size(*(const uint64_t *)f, buf, cap);
 	} else if ((o->type == CQP_OPT_CQMOD && !d->cq_mod_count) ||
 		   (o->type == CQP_OPT_U32 && *(const uint32_t *)f < o->min) ||
+		   (o->type == CQP_OPT_RATE &&
+		    *(const uint64_t *)f < (uint64_t)o->min) ||
 		   (o->type == CQP_OPT_I32 && *(const int32_t *)f < o->min)) {
 		snprintf(buf, cap, "%s", "none");
 	} else {
@@ -426,7 +486,7 @@ void cqp_params_usage(enum cqp_tool tool, FILE *out)
 	struct cqp_params d;
 	const char *name = cqp_tool_name(tool);
 
-	cqp_params_defaults(&d);
+	cqp_params_defaults(&d, tool);
 	fprintf(out,
 		"Usage: %s [OPTIONS]         serve (wait for a client)\n"
 		"       %s [OPTIONS] HOST    run against the server on HOST\n"
@@ -502,7 +562,7 @@ int cqp_params_parse(struct cqp_params *p, enum cqp_tool tool, int argc,
 	bool seen[MAXOPT] = {false};
 	int n, c, idx, rc;
 
-	cqp_params_defaults(p);
+	cqp_params_defaults(p, tool);
 	n = build_getopt(tool, longs, shorts, by_index);
 	opterr = 0;
 	optind = 0; /* full reset: parse may run more than once (tests) */
@@ -607,7 +667,7 @@ void cqp_params_encode(const struct cqp_params *p, enum cqp_tool tool,
 
 	/* Only what differs from the defaults travels: the server starts
 	 * from the same defaults (the hello checked both run one version). */
-	cqp_params_defaults(&d);
+	cqp_params_defaults(&d, tool);
 	for (const struct cqp_option *o = cqp_options; o->name; o++) {
 		char mine[128], def[128];
 
@@ -644,7 +704,7 @@ int cqp_params_decode(struct cqp_params *p, enum cqp_tool tool,
 	struct decode_ctx ctx = {p, tool};
 	int rc;
 
-	cqp_params_defaults(&d);
+	cqp_params_defaults(&d, tool);
 	for (const struct cqp_option *o = cqp_options; o->name; o++) {
 		if (!(o->flags & CQP_OPTF_NEGOTIATED))
 			continue;

@@ -40,13 +40,19 @@ struct cqp_params {
 	uint32_t comp_vector; /* completion vector for the CQs */
 	uint32_t output;      /* enum cqp_output */
 	bool report_gbits;
-	uint64_t max_mem; /* server: cap on what a client may allocate */
+	uint64_t max_mem;     /* server: cap on what a client may allocate */
+	bool rtt;	      /* latency as round trips, not one-way */
+	bool histogram;	      /* ASCII latency histogram per row */
+	uint64_t project_bps; /* 0 = no load projection */
 
 	/* Negotiated: the client sends these, the server adopts them. */
 	uint64_t size;
 	bool all;
 	uint64_t iters;
 	uint32_t duration_s; /* 0 = iteration count mode */
+	uint64_t warmup;     /* exchanges left out before measuring */
+	bool compare_modes;  /* a step per completion mode */
+	uint32_t idle_sec;   /* 0 = no idle CPU measurement */
 	uint32_t tx_depth;
 	uint32_t rx_depth;
 	uint32_t cq_depth;   /* 0 = derived from the queue depths */
@@ -72,6 +78,7 @@ enum cqp_opt_type {
 	CQP_OPT_I32,  /* like U32 but min may be -1 (meaning "auto") */
 	CQP_OPT_U64,
 	CQP_OPT_SIZE, /* u64 with optional K/M/G suffix (powers of 1024) */
+	CQP_OPT_RATE, /* u64 bit/s with optional k/m/g/t (powers of 1000) */
 	CQP_OPT_ENUM, /* one of the words, stored as u32 index */
 	CQP_OPT_STR,
 	CQP_OPT_CQMOD, /* COUNT[,USEC] into cq_mod_count/cq_mod_usec */
@@ -106,7 +113,7 @@ const char *cqp_cq_mode_name(uint32_t mode);
 const char *cqp_output_name(uint32_t output);
 
 /* Default values for every field. */
-void cqp_params_defaults(struct cqp_params *p);
+void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool);
 
 enum cqp_parse_result {
 	CQP_PARSE_OK = 0,

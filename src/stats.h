@@ -36,7 +36,7 @@ void cqp_samples_summary(struct cqp_samples *s, struct cqp_summary *out);
 /* Log-linear histogram for runs too long to store every sample: values
  * (non-negative integers, e.g. ns) are bucketed by power of two, each
  * power split into CQP_HIST_SUB linear sub-buckets, so a reported
- * percentile is within 1/CQP_HIST_SUB (1.6 %) of the true sample value
+ * percentile is within 1/(2 * CQP_HIST_SUB) (0.8 %) of the true sample value
  * (values below CQP_HIST_SUB are exact).  min, max, avg and stdev are
  * exact (kept alongside). */
 #define CQP_HIST_SUB_BITS 6

@@ -118,7 +118,7 @@ static void test_bad(void)
 		struct cqp_params p;
 		const struct cqp_option *o = cqp_option_find("tx-depth");
 
-		cqp_params_defaults(&p);
+		cqp_params_defaults(&p, TOOL);
 		CHECK(cqp_option_set(o, &p, " 5") == -CQP_E_USAGE);
 		CHECK(cqp_option_set(o, &p, "+5") == -CQP_E_USAGE);
 		CHECK(cqp_option_set(o, &p, "5 ") == -CQP_E_USAGE);
@@ -165,6 +165,54 @@ static void test_negotiation(void)
 	CHECK(strstr(cqp_errmsg(), "no-such") != NULL);
 }
 
+/* The latency tool's own options and defaults. */
+static void test_latency_tool(void)
+{
+	struct cqp_params p;
+	char a0[] = "cq_event_lat", a1[16], a2[32];
+	char *argv[] = {a0, a1, a2, NULL};
+	struct {
+		const char *opt, *val;
+		int rc;
+	} cases[] = {
+	    {"--project", "100g", 0},
+	    {"--project", "25G", 0},
+	    {"--project", "1.5g", -CQP_E_USAGE},
+	    {"--project", "100x", -CQP_E_USAGE},
+	    {"--project", "g", -CQP_E_USAGE},
+	    {"--project", "999", -CQP_E_USAGE},
+	    {"--idle-sec", "0", -CQP_E_USAGE},
+	    {"--idle-sec", "5", 0},
+	    {"--warmup", "0", 0},
+	    {"--warmup", "-1", -CQP_E_USAGE},
+	    {"--qps", "2", -CQP_E_USAGE}, /* one QP ping-pongs */
+	};
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc;
+
+		snprintf(a1, sizeof(a1), "%s", cases[i].opt);
+		snprintf(a2, sizeof(a2), "%s", cases[i].val);
+		cqp_errclear();
+		rc = cqp_params_parse(&p, CQP_TOOL_CQ_EVENT_LAT, 3, argv,
+				      stdout);
+		check_count++;
+		if (rc != cases[i].rc) {
+			check_failures++;
+			fprintf(stderr, "cq_event_lat %s %s: rc %d (%s)\n", a1,
+				a2, rc, cqp_errmsg());
+		}
+	}
+	snprintf(a1, sizeof(a1), "--project");
+	snprintf(a2, sizeof(a2), "100g");
+	CHECK(cqp_params_parse(&p, CQP_TOOL_CQ_EVENT_LAT, 3, argv, stdout) ==
+	      0);
+	CHECK(p.project_bps == 100000000000ull);
+	CHECK(p.size == 2 && p.warmup == 100 && p.tx_depth == 16);
+	cqp_params_defaults(&p, CQP_TOOL_CQ_POLL_BW);
+	CHECK(p.size == 65536 && p.warmup == 0 && p.tx_depth == 128);
+}
+
 static void test_help(void)
 {
 	char *text = NULL;
@@ -209,6 +257,7 @@ int main(int argc, char **argv)
 	test_good();
 	test_bad();
 	test_negotiation();
+	test_latency_tool();
 	test_help();
 	return check_done("test_options");
 }
