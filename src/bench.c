@@ -12,6 +12,13 @@
 #include "kv.h"
 
 #define MAX_SIZES 64
+#define MAX_STEPS (3 * MAX_SIZES) /* --compare-modes: a step per mode */
+
+/* One measured phase: a message size in one completion mode. */
+struct step {
+	uint64_t size;
+	uint32_t mode;
+};
 
 /* A signal handler can only reach static storage. */
 static volatile sig_atomic_t stop_flag;
@@ -67,6 +74,41 @@ unsigned cqp_bench_sizes(const struct cqp_params *p, uint64_t max_all_size,
 	return n;
 }
 
+static const struct {
+	const char *key;
+	size_t offset;
+} lat_keys[] = {
+    {"lat_us_min", offsetof(struct cqp_summary, min)},
+    {"lat_us_p50", offsetof(struct cqp_summary, p50)},
+    {"lat_us_avg", offsetof(struct cqp_summary, avg)},
+    {"lat_us_stdev", offsetof(struct cqp_summary, stdev)},
+    {"lat_us_p99", offsetof(struct cqp_summary, p99)},
+    {"lat_us_p99_9", offsetof(struct cqp_summary, p99_9)},
+    {"lat_us_p99_99", offsetof(struct cqp_summary, p99_99)},
+    {"lat_us_max", offsetof(struct cqp_summary, max)},
+};
+#define N_LAT_KEYS (sizeof(lat_keys) / sizeof(lat_keys[0]))
+
+/* Every size, in the chosen mode or, with --compare-modes, in each. */
+static unsigned plan_steps(const struct cqp_bench_ops *ops,
+			   const struct cqp_run *run, struct step *steps)
+{
+	uint64_t sizes[MAX_SIZES];
+	unsigned nsizes = cqp_bench_sizes(run->p, ops->max_all_size,
+					  run->max_size, sizes, MAX_SIZES);
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < nsizes; i++) {
+		if (!run->p->compare_modes) {
+			steps[n++] = (struct step){sizes[i], run->p->cq_mode};
+			continue;
+		}
+		for (uint32_t m = CQP_CQ_POLL; m <= CQP_CQ_HYBRID; m++)
+			steps[n++] = (struct step){sizes[i], m};
+	}
+	return n;
+}
+
 /* The figures one side sends the other after each step. */
 static void encode_results(const struct cqp_row *row,
 			   const struct cqp_cost *mine, struct cqp_kv_writer *w)
@@ -77,12 +119,17 @@ static void encode_results(const struct cqp_row *row,
 	cqp_kv_add_double(w, "bw_peak_gbps", row->bw_peak_gbps);
 	cqp_kv_add_double(w, "bw_avg_gbps", row->bw_avg_gbps);
 	cqp_kv_add_double(w, "msg_rate_mpps", row->msg_rate_mpps);
+	cqp_kv_add_u64(w, "has_lat", row->has_lat);
+	for (unsigned i = 0; i < N_LAT_KEYS; i++)
+		cqp_kv_add_double(w, lat_keys[i].key,
+				  *(const double *)((const char *)&row->lat_us +
+						    lat_keys[i].offset));
 }
 
 static int decode_results(struct cqp_row *row, struct cqp_cost *theirs,
 			  const char *text, size_t len)
 {
-	uint64_t has_bw;
+	uint64_t has_bw, has_lat;
 	int rc = cqp_cost_decode(theirs, text, len);
 
 	if (rc < 0)
@@ -102,11 +149,41 @@ static int decode_results(struct cqp_row *row, struct cqp_cost *theirs,
 					    &row->msg_rate_mpps)) < 0)
 			return rc;
 	}
+	if ((rc = cqp_kv_get_u64(text, len, "has_lat", &has_lat)) < 0)
+		return rc;
+	if (has_lat && !row->has_lat) {
+		row->has_lat = true;
+		if ((rc = cqp_kv_get_u64(text, len, "iterations",
+					 &row->iterations)) < 0)
+			return rc;
+		for (unsigned i = 0; i < N_LAT_KEYS; i++) {
+			rc = cqp_kv_get_double(text, len, lat_keys[i].key,
+					       (double *)((char *)&row->lat_us +
+							  lat_keys[i].offset));
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* With the connection up and no traffic, what does waiting cost in this
+ * mode?  Both sides idle at once, after a barrier. */
+static int measure_idle(struct cqp_run *run, struct cqp_cost *mine)
+{
+	int rc = cqp_oob_barrier(&run->s->oob, "idle");
+
+	if (rc < 0)
+		return rc;
+	rc = cqp_comp_idle(run->comp, run->p->idle_sec, &mine->idle_cpu_pct);
+	if (rc < 0)
+		return rc;
+	mine->has_idle = true;
 	return 0;
 }
 
 static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
-		    void *ctx, uint64_t size, struct cqp_row *row)
+		    void *ctx, const struct step *st, struct cqp_row *row)
 {
 	char rec[2048];
 	struct cqp_kv_writer w;
@@ -117,8 +194,15 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 
 	memset(row, 0, sizeof(*row));
 	memset(&mine, 0, sizeof(mine));
-	row->bytes = size;
-	rc = ops->run_size(run, ctx, size, row, &mine);
+	row->bytes = st->size;
+	if (run->p->compare_modes)
+		snprintf(row->label, sizeof(row->label), "%s",
+			 cqp_cq_mode_name(st->mode));
+	if (run->comp)
+		cqp_comp_set_mode(run->comp, st->mode);
+	rc = ops->run_size(run, ctx, st->size, row, &mine);
+	if (rc == 0 && run->p->idle_sec && run->comp)
+		rc = measure_idle(run, &mine);
 	if (rc < 0)
 		return rc;
 	cqp_kv_writer_init(&w, rec, sizeof(rec));
@@ -149,6 +233,8 @@ static void print_report(const struct cqp_bench_ops *ops,
 	    .error = error,
 	};
 
+	if (ops->annotate)
+		ops->annotate(run, &r);
 	cqp_report_print(&r, stdout);
 	fflush(stdout);
 }
@@ -158,9 +244,9 @@ static void print_report(const struct cqp_bench_ops *ops,
  * as far as a device. */
 static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 {
-	struct cqp_row rows[MAX_SIZES];
-	uint64_t sizes[MAX_SIZES];
-	unsigned nrows = 0, nsizes = 0;
+	struct cqp_row rows[MAX_STEPS];
+	struct step steps[MAX_STEPS];
+	unsigned nrows = 0, nsteps = 0;
 	void *ctx = calloc(1, ops->ctx_size);
 	bool set_up = false;
 	int rc;
@@ -172,8 +258,6 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 		goto out;
 	set_up = true;
 	if (run->is_client) {
-		nsizes = cqp_bench_sizes(run->p, ops->max_all_size,
-					 run->max_size, sizes, MAX_SIZES);
 		if (!run->p->all && run->p->size > run->max_size) {
 			rc = cqp_fail(CQP_E_USAGE,
 				      "--size %" PRIu64 " exceeds the largest "
@@ -182,21 +266,24 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 				      run->max_size);
 			goto out;
 		}
+		nsteps = plan_steps(ops, run, steps);
 	}
 	for (unsigned i = 0;; i++) {
-		uint64_t size = run->is_client && i < nsizes ? sizes[i] : 0;
+		struct step st = {0, 0};
 
-		rc = cqp_session_step(run->s, &size);
-		if (rc < 0 || size == 0)
+		if (run->is_client && i < nsteps)
+			st = steps[i];
+		rc = cqp_session_step(run->s, &st.size, &st.mode);
+		if (rc < 0 || st.size == 0)
 			break;
-		if (i >= MAX_SIZES || size > run->max_size) {
+		if (i >= MAX_STEPS || st.size > run->max_size) {
 			rc = cqp_fail(CQP_E_PROTO,
 				      "peer asked for size %" PRIu64
 				      " (largest: %" PRIu64 ")",
-				      size, run->max_size);
+				      st.size, run->max_size);
 			break;
 		}
-		rc = run_step(ops, run, ctx, size, &rows[nrows]);
+		rc = run_step(ops, run, ctx, &st, &rows[nrows]);
 		if (rc < 0)
 			break;
 		nrows++;

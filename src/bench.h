@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "completion.h"
 #include "options.h"
 #include "report.h"
 #include "session.h"
@@ -20,6 +21,7 @@ struct cqp_run {
 	volatile sig_atomic_t *stop; /* SIGINT/SIGTERM seen */
 	struct cqp_device_info dev;  /* filled by setup */
 	uint64_t max_size;	     /* largest message the setup allows */
+	struct cqp_comp *comp;	     /* set by setup: modes switch, idle */
 };
 
 struct cqp_bench_ops {
@@ -34,6 +36,8 @@ struct cqp_bench_ops {
 	int (*run_size)(struct cqp_run *run, void *ctx, uint64_t size,
 			struct cqp_row *row, struct cqp_cost *mine);
 	void (*teardown)(struct cqp_run *run, void *ctx);
+	/* Optional: add what the rows imply (e.g. a projection). */
+	void (*annotate)(const struct cqp_run *run, struct cqp_report *r);
 };
 
 /* The whole of main(): returns the process exit status. */

@@ -81,11 +81,11 @@ int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
 	c->cqs = calloc(ncq, sizeof(*c->cqs));
 	if (!c->cqs)
 		return cqp_fail(CQP_E_NOMEM, "out of memory for %u CQs", ncq);
-	if (cfg->mode != CQP_CQ_POLL) {
-		rc = create_channels(c, ctx);
-		if (rc < 0)
-			goto fail;
-	}
+	/* Channels exist in every mode, so a run can switch modes on the
+	 * same CQs (--compare-modes); poll mode simply never arms them. */
+	rc = create_channels(c, ctx);
+	if (rc < 0)
+		goto fail;
 	for (unsigned i = 0; i < ncq; i++) {
 		struct cqp_comp_cq *q = &c->cqs[i];
 
@@ -427,4 +427,34 @@ void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
 	cfg->comp_vector = p->comp_vector;
 	cfg->timeout_ms = (int)p->timeout_s * 1000;
 	cfg->stop = stop;
+}
+
+void cqp_comp_set_mode(struct cqp_comp *c, uint32_t mode)
+{
+	c->cfg.mode = mode;
+}
+
+int cqp_comp_idle(struct cqp_comp *c, unsigned seconds, double *cpu_pct)
+{
+	struct ibv_wc wc[4];
+	int saved = c->cfg.timeout_ms, rc;
+	uint64_t cpu0 = cqp_thread_cpu_ns(), t0 = cqp_now_ns(), wall;
+
+	/* The wait ends by the no-progress deadline, which is the point. */
+	c->cfg.timeout_ms = (int)seconds * 1000;
+	c->last_ns = t0;
+	c->progressed = false;
+	rc = cqp_comp_reap(c, wc, 4);
+	c->cfg.timeout_ms = saved;
+	if (rc > 0)
+		return cqp_fail(CQP_E_PROTO, "a completion arrived while the "
+					     "connection should be idle");
+	if (cqp_errcode() != CQP_E_TIMEOUT)
+		return rc;
+	cqp_errclear();
+	wall = cqp_now_ns() - t0;
+	*cpu_pct = wall ? 100.0 * (double)(cqp_thread_cpu_ns() - cpu0) /
+			      (double)wall
+			: 0.0;
+	return 0;
 }

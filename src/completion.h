@@ -97,4 +97,12 @@ void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
 			      const struct cqp_params *p, bool receiver,
 			      volatile sig_atomic_t *stop);
 
+/* Switches the reaping mode of the same CQs between measured phases. */
+void cqp_comp_set_mode(struct cqp_comp *c, uint32_t mode);
+
+/* Waits `seconds` with no traffic, in the current mode, and reports the
+ * thread's CPU share meanwhile: what idling costs in that mode.  A
+ * completion arriving meanwhile is a protocol failure. */
+int cqp_comp_idle(struct cqp_comp *c, unsigned seconds, double *cpu_pct);
+
 #endif

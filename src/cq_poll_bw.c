@@ -33,41 +33,12 @@ static uint64_t mem_need(const struct cqp_params *p)
 	return buffer_size(p) * p->qps;
 }
 
-static int post_recvs(struct cqp_rc *rc, unsigned qp, unsigned count)
-{
-	struct ibv_recv_wr wr[32], *bad;
-	struct ibv_sge sge = {
-	    .addr = (uintptr_t)rc->bufs[qp].addr,
-	    .length = (uint32_t)rc->bufs[qp].len,
-	    .lkey = rc->bufs[qp].mr->lkey,
-	};
-
-	while (count) {
-		unsigned n = count < 32 ? count : 32;
-
-		for (unsigned i = 0; i < n; i++) {
-			wr[i].wr_id = qp;
-			wr[i].sg_list = &sge;
-			wr[i].num_sge = 1;
-			wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
-		}
-		int err = ibv_post_recv(rc->qps[qp], wr, &bad);
-
-		if (err)
-			return cqp_fail(CQP_E_DEVICE,
-					"ibv_post_recv on QP %u: %s",
-					rc->qps[qp]->qp_num, strerror(err));
-		count -= n;
-	}
-	return 0;
-}
-
 static int prepare_server(struct cqp_rc *rc, void *arg)
 {
 	const struct cqp_params *p = arg;
 
 	for (unsigned i = 0; i < rc->nqp; i++) {
-		int ret = post_recvs(rc, i, p->rx_depth);
+		int ret = cqp_rc_post_recvs(rc, i, p->rx_depth);
 		if (ret < 0)
 			return ret;
 	}
@@ -85,6 +56,7 @@ static int setup(struct cqp_run *run, void *ctx)
 			   run->is_client ? NULL : prepare_server, run->p);
 	if (run->max_size > c->buf_size)
 		run->max_size = c->buf_size;
+	run->comp = &c->rc.comp;
 	return ret;
 }
 
@@ -109,7 +81,7 @@ struct sender {
 	uint64_t total;	 /* per QP; 0 = until the deadline */
 	uint64_t end_ns; /* -D: when posting stops */
 	unsigned sol_every;
-	bool mark;	 /* tell the receiver the warm-up is over */
+	bool mark; /* tell the receiver the warm-up is over */
 	struct txq *q;
 	struct cqp_bw_meter bw;
 };
@@ -276,7 +248,7 @@ static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
 		for (unsigned i = 0; i < rc->nqp; i++) {
 			if (!repost[i])
 				continue;
-			if ((ret = post_recvs(rc, i, repost[i])) < 0)
+			if ((ret = cqp_rc_post_recvs(rc, i, repost[i])) < 0)
 				goto out;
 			repost[i] = 0;
 		}

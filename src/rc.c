@@ -148,3 +148,33 @@ void cqp_rc_teardown(struct cqp_rc *rc)
 		cqp_dev_close(&rc->dev);
 	memset(rc, 0, sizeof(*rc));
 }
+
+int cqp_rc_post_recvs(struct cqp_rc *rc, unsigned qp, unsigned count)
+{
+	struct ibv_recv_wr wr[32], *bad;
+	struct ibv_sge sge = {
+	    .addr = (uintptr_t)rc->bufs[qp].addr,
+	    .length = (uint32_t)rc->bufs[qp].len,
+	    .lkey = rc->bufs[qp].mr->lkey,
+	};
+
+	/* Chains of up to 32: one call per chain, whatever the count. */
+	while (count) {
+		unsigned n = count < 32 ? count : 32;
+		int err;
+
+		for (unsigned i = 0; i < n; i++) {
+			wr[i].wr_id = qp;
+			wr[i].sg_list = &sge;
+			wr[i].num_sge = 1;
+			wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+		}
+		err = ibv_post_recv(rc->qps[qp], wr, &bad);
+		if (err)
+			return cqp_fail(CQP_E_DEVICE,
+					"ibv_post_recv on QP %u: %s",
+					rc->qps[qp]->qp_num, strerror(err));
+		count -= n;
+	}
+	return 0;
+}

@@ -29,4 +29,7 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, uint64_t buf_size,
 		 void *arg);
 void cqp_rc_teardown(struct cqp_rc *rc);
 
+/* Posts `count` receives of the whole buffer on QP qp; wr_id = qp. */
+int cqp_rc_post_recvs(struct cqp_rc *rc, unsigned qp, unsigned count);
+
 #endif

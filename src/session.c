@@ -143,8 +143,9 @@ int cqp_session_exchange(struct cqp_session *s, uint16_t type,
 	return 0;
 }
 
-int cqp_session_step(struct cqp_session *s, uint64_t *size)
+int cqp_session_step(struct cqp_session *s, uint64_t *size, uint32_t *mode)
 {
+	uint64_t m;
 	char rec[64];
 	struct cqp_kv_writer w;
 	uint16_t type;
@@ -156,6 +157,7 @@ int cqp_session_step(struct cqp_session *s, uint64_t *size)
 			return cqp_oob_send(&s->oob, CQP_MSG_BYE, "", 0);
 		cqp_kv_writer_init(&w, rec, sizeof(rec));
 		cqp_kv_add_u64(&w, "size", *size);
+		cqp_kv_add_u64(&w, "mode", *mode);
 		rc = cqp_oob_send(&s->oob, CQP_MSG_BARRIER, w.buf,
 				  (uint32_t)w.len);
 		if (rc < 0)
@@ -183,11 +185,16 @@ int cqp_session_step(struct cqp_session *s, uint64_t *size)
 				"message type %u",
 				s->oob.peer, type);
 	rc = cqp_kv_get_u64(s->buf, len, "size", size);
+	if (rc == 0)
+		rc = cqp_kv_get_u64(s->buf, len, "mode", &m);
 	if (rc < 0)
 		return rc;
-	if (*size == 0 || *size > s->p->max_mem)
-		return cqp_fail(CQP_E_PROTO, "peer %s asked for size %" PRIu64,
-				s->oob.peer, *size);
+	if (*size == 0 || *size > s->p->max_mem || m > CQP_CQ_HYBRID)
+		return cqp_fail(CQP_E_PROTO,
+				"peer %s asked for size %" PRIu64
+				" in mode %" PRIu64,
+				s->oob.peer, *size, m);
+	*mode = (uint32_t)m;
 	return cqp_oob_send(&s->oob, CQP_MSG_BARRIER, "", 0);
 }
 

@@ -42,9 +42,10 @@ int cqp_session_exchange(struct cqp_session *s, uint16_t type,
 			 const struct cqp_kv_writer *mine, const char **text,
 			 uint32_t *len);
 
-/* Per-size step: the client announces the next size (0: the run is over,
- * sent as BYE); the server learns it.  Both then pass a barrier. */
-int cqp_session_step(struct cqp_session *s, uint64_t *size);
+/* Per-step start: the client announces the next message size and
+ * completion mode (size 0: the run is over, sent as BYE); the server
+ * learns them.  Both then pass a barrier. */
+int cqp_session_step(struct cqp_session *s, uint64_t *size, uint32_t *mode);
 
 /* Tell the peer why we are giving up (best effort). */
 void cqp_session_abort(struct cqp_session *s);
