@@ -15,24 +15,38 @@
 
 /* ---- one description of the cost record, for JSON, CSV and kv ---- */
 
-enum field_type { FIELD_DOUBLE, FIELD_U64 };
+enum field_type { FIELD_DOUBLE, FIELD_U64, FIELD_U32 };
 
 static const struct cost_field {
 	const char *key;
 	enum field_type type;
 	size_t offset;
+	/* An optional figure exists only when the bool at `present` is
+	 * set: older peers and runs that skip it send no key at all. */
+	bool optional;
+	size_t present;
 } cost_fields[] = {
-    {"cpu_pct", FIELD_DOUBLE, offsetof(struct cqp_cost, cpu_pct)},
-    {"seconds", FIELD_DOUBLE, offsetof(struct cqp_cost, seconds)},
-    {"completions", FIELD_U64, offsetof(struct cqp_cost, completions)},
-    {"polls", FIELD_U64, offsetof(struct cqp_cost, polls)},
-    {"empty_polls", FIELD_U64, offsetof(struct cqp_cost, empty_polls)},
-    {"wakeups", FIELD_U64, offsetof(struct cqp_cost, wakeups)},
-    {"events_acked", FIELD_U64, offsetof(struct cqp_cost, events_acked)},
-    {"spin_completions", FIELD_U64,
-     offsetof(struct cqp_cost, spin_completions)},
-    {"sleep_completions", FIELD_U64,
-     offsetof(struct cqp_cost, sleep_completions)},
+#define REQ(key, type, member)                                                 \
+	{                                                                      \
+		key, type, offsetof(struct cqp_cost, member), false, 0         \
+	}
+#define OPT(key, type, member, flag)                                           \
+	{                                                                      \
+		key, type, offsetof(struct cqp_cost, member), true,            \
+		    offsetof(struct cqp_cost, flag)                            \
+	}
+    REQ("cpu_pct", FIELD_DOUBLE, cpu_pct),
+    REQ("seconds", FIELD_DOUBLE, seconds),
+    REQ("completions", FIELD_U64, completions),
+    REQ("polls", FIELD_U64, polls),
+    REQ("empty_polls", FIELD_U64, empty_polls),
+    REQ("wakeups", FIELD_U64, wakeups),
+    REQ("events_acked", FIELD_U64, events_acked),
+    REQ("spin_completions", FIELD_U64, spin_completions),
+    REQ("sleep_completions", FIELD_U64, sleep_completions),
+    OPT("idle_cpu_pct", FIELD_DOUBLE, idle_cpu_pct, has_idle),
+#undef REQ
+#undef OPT
 };
 #define N_COST_FIELDS (sizeof(cost_fields) / sizeof(cost_fields[0]))
 
@@ -46,6 +60,11 @@ static uint64_t field_u64(const struct cqp_cost *c, const struct cost_field *f)
 	return *(const uint64_t *)((const char *)c + f->offset);
 }
 
+static bool field_present(const struct cqp_cost *c, const struct cost_field *f)
+{
+	return !f->optional || *(const bool *)((const char *)c + f->present);
+}
+
 /* Derived figures: NaN when undefined, which JSON renders as null and
  * the other formats as "-" or an empty cell. */
 static double compl_per_wakeup(const struct cqp_cost *c)
@@ -56,6 +75,63 @@ static double compl_per_wakeup(const struct cqp_cost *c)
 static double wakeups_per_s(const struct cqp_cost *c)
 {
 	return c->seconds > 0 ? (double)c->wakeups / c->seconds : NAN;
+}
+
+/* Hybrid: the share of completions caught while spinning rather than
+ * after sleeping. */
+static double spin_pct(const struct cqp_cost *c)
+{
+	uint64_t all = c->spin_completions + c->sleep_completions;
+
+	return all ? 100.0 * (double)c->spin_completions / (double)all : NAN;
+}
+
+/* The derived figures, in JSON and CSV (never sent: the receiver
+ * computes them from the raw ones). */
+static const struct derived_field {
+	const char *key;
+	double (*value)(const struct cqp_cost *c);
+} derived_fields[] = {
+    {"compl_per_wakeup", compl_per_wakeup},
+    {"wakeups_per_s", wakeups_per_s},
+    {"spin_pct", spin_pct},
+};
+#define N_DERIVED_FIELDS (sizeof(derived_fields) / sizeof(derived_fields[0]))
+
+/* ---- the load projection as named fields ---- */
+
+enum proj_need { NEED_RATE = 1u << 0, NEED_COST = 1u << 1 };
+
+static const struct proj_field {
+	const char *key;
+	enum field_type type;
+	size_t offset;
+	unsigned need; /* enum proj_need: unknown without it */
+} proj_fields[] = {
+    {"rate_bps", FIELD_U64, offsetof(struct cqp_projection, rate_bps),
+     NEED_RATE},
+    {"bytes", FIELD_U64, offsetof(struct cqp_projection, bytes), NEED_RATE},
+    {"batch", FIELD_U32, offsetof(struct cqp_projection, batch), NEED_RATE},
+    {"compl_per_s", FIELD_DOUBLE, offsetof(struct cqp_projection, compl_per_s),
+     NEED_RATE},
+    {"wakeups_per_s", FIELD_DOUBLE,
+     offsetof(struct cqp_projection, wakeups_per_s), NEED_RATE},
+    {"wakeup_cost_us", FIELD_DOUBLE,
+     offsetof(struct cqp_projection, wakeup_cost_us), NEED_COST},
+    {"core_pct", FIELD_DOUBLE, offsetof(struct cqp_projection, core_pct),
+     NEED_RATE | NEED_COST},
+};
+#define N_PROJ_FIELDS (sizeof(proj_fields) / sizeof(proj_fields[0]))
+
+/* A projection may hold only the wakeup cost (no --project), or only
+ * the rates (no event-mode row to cost a wakeup). */
+static bool proj_known(const struct cqp_projection *pr,
+		       const struct proj_field *f)
+{
+	unsigned have =
+	    (pr->rate_bps ? NEED_RATE : 0u) | (pr->have_cost ? NEED_COST : 0u);
+
+	return (f->need & have) == f->need;
 }
 
 /* ---- the latency summary as named fields ---- */
@@ -83,6 +159,7 @@ static double lat_value(const struct cqp_summary *s, const struct lat_field *f)
 /* What the rows hold, so that every format shows the same columns. */
 struct shape {
 	bool label, bw, lat, client, server;
+	bool idle; /* some side of some row measured idle CPU */
 };
 
 static struct shape report_shape(const struct cqp_report *r)
@@ -98,6 +175,8 @@ static struct shape report_shape(const struct cqp_report *r)
 		s.lat |= row->has_lat;
 		s.client |= row->client.valid;
 		s.server |= row->server.valid;
+		s.idle |= (row->client.valid && row->client.has_idle) ||
+			  (row->server.valid && row->server.has_idle);
 	}
 	return s;
 }
@@ -150,43 +229,231 @@ static const char *const lat_heads[N_LAT_FIELDS] = {
 #define NUM_W 10 /* fits every figure we print (up to ~1e10) */
 #define CPU_W 12 /* "client: CPU%" */
 
-static void cost_head(struct line *l, const char *side, bool lat)
+static void cost_head(struct line *l, const char *side, const struct shape *s)
 {
 	char head[32];
 
 	snprintf(head, sizeof(head), "%s: CPU%%", side);
 	line_cell(l, CPU_W, head);
+	if (s->idle)
+		line_cell(l, NUM_W, "idle CPU%");
 	line_cell(l, NUM_W, "compl/wake");
 	line_cell(l, NUM_W, "wake/s");
-	if (lat)
+	if (s->lat) {
 		line_cell(l, NUM_W, "wake/iter");
+		line_cell(l, NUM_W, "spin%");
+	}
 }
 
-static void cost_cells(struct line *l, const struct cqp_cost *c, bool lat,
-		       uint64_t iterations)
+static void cost_cells(struct line *l, const struct cqp_cost *c,
+		       const struct shape *s, const struct cqp_row *row)
 {
+	bool ok = c->valid;
 	char v[32];
 
-	if (!c->valid) {
-		line_cell(l, CPU_W, "-");
-		line_cell(l, NUM_W, "-");
-		line_cell(l, NUM_W, "-");
-		if (lat)
-			line_cell(l, NUM_W, "-");
-		return;
-	}
-	fmt_double(v, sizeof(v), "%.1f", c->cpu_pct);
+	/* An unknown side keeps every cell, as "-", so columns line up. */
+	fmt_double(v, sizeof(v), "%.1f", ok ? c->cpu_pct : NAN);
 	line_cell(l, CPU_W, v);
-	fmt_double(v, sizeof(v), "%.2f", compl_per_wakeup(c));
-	line_cell(l, NUM_W, v);
-	fmt_double(v, sizeof(v), "%.0f", wakeups_per_s(c));
-	line_cell(l, NUM_W, v);
-	if (lat) {
-		fmt_double(v, sizeof(v), "%.3f",
-			   iterations ? (double)c->wakeups / (double)iterations
-				      : NAN);
+	if (s->idle) {
+		fmt_double(v, sizeof(v), "%.1f",
+			   ok && c->has_idle ? c->idle_cpu_pct : NAN);
 		line_cell(l, NUM_W, v);
 	}
+	fmt_double(v, sizeof(v), "%.2f", ok ? compl_per_wakeup(c) : NAN);
+	line_cell(l, NUM_W, v);
+	fmt_double(v, sizeof(v), "%.0f", ok ? wakeups_per_s(c) : NAN);
+	line_cell(l, NUM_W, v);
+	if (s->lat) {
+		fmt_double(v, sizeof(v), "%.3f",
+			   ok && row->iterations
+			       ? (double)c->wakeups / (double)row->iterations
+			       : NAN);
+		line_cell(l, NUM_W, v);
+		/* Only a ping-pong says which way each completion came. */
+		fmt_double(v, sizeof(v), "%.1f",
+			   ok && row->has_lat ? spin_pct(c) : NAN);
+		line_cell(l, NUM_W, v);
+	}
+}
+
+/* ---- -H: the latency distribution under its row ---- */
+
+#define HIST_BINS 24 /* display lines at most */
+#define HIST_BAR  50 /* '#' for the fullest line */
+
+struct hist_bin {
+	double lo, hi; /* ns; hi exclusive except for the last bin */
+	uint64_t count;
+};
+
+/* Groups of `group` consecutive log-linear buckets from first to last,
+ * each run of empty groups folded into one bin.  Fills at most cap bins;
+ * returns how many it took, or cap + 1 when that is not enough. */
+static unsigned hist_group(const struct cqp_hist *h, unsigned first,
+			   unsigned last, unsigned group, struct hist_bin *bins,
+			   unsigned cap)
+{
+	unsigned n = 0, a, z, i;
+	uint64_t lo, width, count;
+
+	for (a = first; a <= last; a = z + 1) {
+		z = a + group - 1 < last ? a + group - 1 : last;
+		for (count = 0, i = a; i <= z; i++)
+			count += h->count[i];
+		if (count || n == 0 || bins[n - 1].count) {
+			if (n == cap)
+				return cap + 1;
+			cqp_hist_bucket_range(a, &lo, &width);
+			bins[n].lo = (double)lo;
+			bins[n++].count = count;
+		}
+		cqp_hist_bucket_range(z, &lo, &width);
+		/* In double: the top bucket's end is 2^64. */
+		bins[n - 1].hi = (double)lo + (double)width;
+	}
+	return n;
+}
+
+/* Every bucket is a fixed fraction of its value, so equal groups of
+ * buckets make near-geometric bins whose edges, on bucket edges, keep
+ * every count exact.  The smallest group that fits gives the most
+ * detail; folding empty runs keeps a sparse tail from eating the lines
+ * the bulk of the data needs. */
+static unsigned hist_bins(const struct cqp_hist *h, struct hist_bin *bins)
+{
+	unsigned first = CQP_HIST_BUCKETS, last = 0, group, n, i;
+
+	for (i = 0; i < CQP_HIST_BUCKETS; i++)
+		if (h->count[i]) {
+			if (first == CQP_HIST_BUCKETS)
+				first = i;
+			last = i;
+		}
+	if (first == CQP_HIST_BUCKETS)
+		return 0;
+	/* Ends at the latest with HIST_BINS groups, no folding needed. */
+	for (group = 1; (n = hist_group(h, first, last, group, bins,
+					HIST_BINS)) > HIST_BINS;
+	     group++)
+		;
+	return n;
+}
+
+static void print_hist(const struct cqp_hist *h, FILE *out)
+{
+	struct hist_bin bins[HIST_BINS];
+	char los[HIST_BINS][32], his[HIST_BINS][32], cnt[32];
+	unsigned n, b;
+	uint64_t most = 0;
+	double narrow = INFINITY;
+	int dec, wlo = 0, whi = 0, wcnt;
+
+	if (h->n == 0)
+		return;
+	n = hist_bins(h, bins);
+	if (n == 0)
+		return;
+	for (b = 0; b < n; b++) {
+		if (bins[b].count > most)
+			most = bins[b].count;
+		if (bins[b].count && bins[b].hi - bins[b].lo < narrow)
+			narrow = bins[b].hi - bins[b].lo;
+	}
+	/* The data's own ends are tighter than the outer buckets'. */
+	if ((double)h->min > bins[0].lo && (double)h->min < bins[0].hi)
+		bins[0].lo = (double)h->min;
+	if ((double)h->max >= bins[n - 1].lo && (double)h->max < bins[n - 1].hi)
+		bins[n - 1].hi = (double)h->max;
+	/* Enough decimals to tell the narrowest bin's edges apart, down
+	 * to the nanosecond. */
+	dec = isfinite(narrow) ? (int)ceil(-log10(narrow / 1e3)) + 1 : 3;
+	dec = dec < 0 ? 0 : dec > 3 ? 3 : dec;
+	for (b = 0; b < n; b++) {
+		snprintf(los[b], sizeof(los[b]), "%.*f", dec, bins[b].lo / 1e3);
+		snprintf(his[b], sizeof(his[b]), "%.*f", dec, bins[b].hi / 1e3);
+		wlo = max_int(wlo, (int)strlen(los[b]));
+		whi = max_int(whi, (int)strlen(his[b]));
+	}
+	wcnt = snprintf(cnt, sizeof(cnt), "%" PRIu64, most);
+	for (b = 0; b < n; b++) {
+		int bar = (int)lround((double)bins[b].count * HIST_BAR /
+				      (double)most);
+
+		if (bins[b].count && bar == 0)
+			bar = 1; /* a rare outlier still shows */
+		fprintf(out, "   %*s..%-*s usec  %*" PRIu64, wlo, los[b], whi,
+			his[b], wcnt, bins[b].count);
+		if (bar)
+			fputs("  ", out);
+		while (bar-- > 0)
+			fputc('#', out);
+		fputc('\n', out);
+	}
+}
+
+/* ---- the load projection, in words ---- */
+
+/* Three significant figures and a decimal prefix: "3.05 M", "47.7 k". */
+static void fmt_rate(char *buf, size_t cap, double v)
+{
+	static const char *const prefix[] = {"", " k", " M", " G", " T"};
+	unsigned i = 0;
+
+	if (!isfinite(v)) {
+		snprintf(buf, cap, "-");
+		return;
+	}
+	while (v >= 999.5 && i < 4) {
+		v /= 1e3;
+		i++;
+	}
+	if (v < 9.995)
+		snprintf(buf, cap, "%.2f%s", v, prefix[i]);
+	else if (v < 99.95)
+		snprintf(buf, cap, "%.1f%s", v, prefix[i]);
+	else
+		snprintf(buf, cap, "%.0f%s", v, prefix[i]);
+}
+
+static void fmt_bps(char *buf, size_t cap, uint64_t bps)
+{
+	if (bps >= 1000000000)
+		snprintf(buf, cap, "%.6g Gb/s", (double)bps / 1e9);
+	else if (bps >= 1000000)
+		snprintf(buf, cap, "%.6g Mb/s", (double)bps / 1e6);
+	else
+		snprintf(buf, cap, "%.6g kb/s", (double)bps / 1e3);
+}
+
+static void print_projection(const struct cqp_projection *pr, FILE *out)
+{
+	char rate[32], per_s[32], wakes[32];
+
+	if (!pr->valid)
+		return;
+	/* cq_event_lat costs a wakeup from the client's event-mode row,
+	 * whichever side prints. */
+	if (pr->have_cost)
+		fprintf(out,
+			" Wakeup cost: %.2f usec of CPU per wakeup (event "
+			"mode, client)\n",
+			pr->wakeup_cost_us);
+	if (!pr->rate_bps)
+		return; /* no --project: the cost alone */
+	fmt_bps(rate, sizeof(rate), pr->rate_bps);
+	fmt_rate(per_s, sizeof(per_s), pr->compl_per_s);
+	fmt_rate(wakes, sizeof(wakes), pr->wakeups_per_s);
+	fprintf(out,
+		" Projection at %s, %" PRIu64 " B messages, %" PRIu32
+		" completion%s per wakeup: %s completions/s, %s wakeups/s",
+		rate, pr->bytes, pr->batch, pr->batch == 1 ? "" : "s", per_s,
+		wakes);
+	if (pr->have_cost)
+		fprintf(out, ", %.1f%% of a core\n", pr->core_pct);
+	else
+		fputs("; no event-mode figures to cost a wakeup (use "
+		      "--cq-mode event or --compare-modes)\n",
+		      out);
 }
 
 static void rule(FILE *out, size_t width)
@@ -217,7 +484,8 @@ static bool tool_uses(enum cqp_tool tool, size_t offset)
 	return !seen;
 }
 
-static void print_settings(const struct cqp_report *r, FILE *out)
+static void print_settings(const struct cqp_report *r, const struct shape *s,
+			   FILE *out)
 {
 	const struct cqp_device_info *d = &r->dev;
 	const struct cqp_params *p = r->params;
@@ -230,19 +498,26 @@ static void print_settings(const struct cqp_report *r, FILE *out)
 		fprintf(out, " (%s)", d->gid);
 	fprintf(out, "  active MTU %" PRIu32 "  link %s\n", d->active_mtu,
 		d->link_layer[0] ? d->link_layer : "(unknown)");
-	if (!p || !tool_uses(r->tool, offsetof(struct cqp_params, cq_mode)))
-		return;
-	fprintf(out,
-		" Completions: mode %s  poll batch %" PRIu32
-		"  ack batch %" PRIu32 "  spin %" PRIu32
-		" us  solicited %s  nonblock %s",
-		cqp_cq_mode_name(p->cq_mode), p->poll_batch, p->ack_batch,
-		p->spin_us, p->solicited ? "on" : "off",
-		p->nonblock ? "on" : "off");
-	if (p->cq_mod_count)
-		fprintf(out, "  CQ moderation %" PRIu32 "/%" PRIu32 " us",
-			p->cq_mod_count, p->cq_mod_usec);
-	fputc('\n', out);
+	if (p && tool_uses(r->tool, offsetof(struct cqp_params, cq_mode))) {
+		fprintf(out,
+			" Completions: mode %s  poll batch %" PRIu32
+			"  ack batch %" PRIu32 "  spin %" PRIu32
+			" us  solicited %s  nonblock %s",
+			cqp_cq_mode_name(p->cq_mode), p->poll_batch,
+			p->ack_batch, p->spin_us, p->solicited ? "on" : "off",
+			p->nonblock ? "on" : "off");
+		if (p->cq_mod_count)
+			fprintf(out,
+				"  CQ moderation %" PRIu32 "/%" PRIu32 " us",
+				p->cq_mod_count, p->cq_mod_usec);
+		fputc('\n', out);
+	}
+	/* Halved or not, the figures must say which they are. */
+	if (s->lat)
+		fputs(p && p->rtt ? " Latency: full round trip, in usec\n"
+				  : " Latency: one-way = round trip / 2, in "
+				    "usec\n",
+		      out);
 }
 
 static void print_human(const struct cqp_report *r, FILE *out)
@@ -278,9 +553,9 @@ static void print_human(const struct cqp_report *r, FILE *out)
 			line_cell(&l, max_int(NUM_W, (int)strlen(lat_heads[k])),
 				  lat_heads[k]);
 	if (s.client)
-		cost_head(&l, "client", s.lat);
+		cost_head(&l, "client", &s);
 	if (s.server)
-		cost_head(&l, "server", s.lat);
+		cost_head(&l, "server", &s);
 
 	width = l.len;
 	while (width > 0 && l.buf[width - 1] == ' ')
@@ -288,7 +563,7 @@ static void print_human(const struct cqp_report *r, FILE *out)
 	if (width < 80)
 		width = 80;
 	rule(out, width);
-	print_settings(r, out);
+	print_settings(r, &s, out);
 	rule(out, width);
 	line_emit(&l, out);
 
@@ -330,12 +605,15 @@ static void print_human(const struct cqp_report *r, FILE *out)
 				    v);
 			}
 		if (s.client)
-			cost_cells(&l, &row->client, s.lat, row->iterations);
+			cost_cells(&l, &row->client, &s, row);
 		if (s.server)
-			cost_cells(&l, &row->server, s.lat, row->iterations);
+			cost_cells(&l, &row->server, &s, row);
 		line_emit(&l, out);
+		if (r->params && r->params->histogram && row->hist)
+			print_hist(row->hist, out);
 	}
 	rule(out, width);
+	print_projection(&r->projection, out);
 	if (r->error)
 		fprintf(out, "partial results: %s\n", r->error);
 }
@@ -351,13 +629,70 @@ static void json_cost(struct cqp_json *j, const char *key,
 	for (i = 0; i < N_COST_FIELDS; i++) {
 		const struct cost_field *f = &cost_fields[i];
 
+		if (!field_present(c, f))
+			continue;
 		if (f->type == FIELD_DOUBLE)
 			cqp_json_double(j, f->key, field_double(c, f));
 		else
 			cqp_json_u64(j, f->key, field_u64(c, f));
 	}
-	cqp_json_double(j, "compl_per_wakeup", compl_per_wakeup(c));
-	cqp_json_double(j, "wakeups_per_s", wakeups_per_s(c));
+	for (i = 0; i < N_DERIVED_FIELDS; i++)
+		cqp_json_double(j, derived_fields[i].key,
+				derived_fields[i].value(c));
+	cqp_json_obj_end(j);
+}
+
+/* Only the buckets holding samples, at their exact bounds. */
+static void json_hist(struct cqp_json *j, const struct cqp_hist *h)
+{
+	uint64_t lo, width;
+	unsigned i;
+
+	cqp_json_arr_begin(j, "histogram");
+	for (i = 0; i < CQP_HIST_BUCKETS; i++) {
+		if (!h->count[i])
+			continue;
+		cqp_hist_bucket_range(i, &lo, &width);
+		cqp_json_obj_begin(j, NULL);
+		cqp_json_double(j, "lo_us", (double)lo / 1e3);
+		cqp_json_double(j, "hi_us", ((double)lo + (double)width) / 1e3);
+		cqp_json_u64(j, "count", h->count[i]);
+		cqp_json_obj_end(j);
+	}
+	cqp_json_arr_end(j);
+}
+
+static double proj_double(const struct cqp_projection *pr,
+			  const struct proj_field *f)
+{
+	return *(const double *)((const char *)pr + f->offset);
+}
+
+static uint64_t proj_uint(const struct cqp_projection *pr,
+			  const struct proj_field *f)
+{
+	const char *v = (const char *)pr + f->offset;
+
+	return f->type == FIELD_U32 ? *(const uint32_t *)v
+				    : *(const uint64_t *)v;
+}
+
+/* Every key always there, null when unknown: a stable schema. */
+static void json_projection(struct cqp_json *j, const struct cqp_projection *pr)
+{
+	size_t i;
+
+	cqp_json_obj_begin(j, "projection");
+	for (i = 0; i < N_PROJ_FIELDS; i++) {
+		const struct proj_field *f = &proj_fields[i];
+
+		if (!proj_known(pr, f))
+			cqp_json_null(j, f->key);
+		else if (f->type == FIELD_DOUBLE)
+			cqp_json_double(j, f->key, proj_double(pr, f));
+		else
+			cqp_json_u64(j, f->key, proj_uint(pr, f));
+	}
 	cqp_json_obj_end(j);
 }
 
@@ -392,6 +727,7 @@ static void json_params(struct cqp_json *j, const struct cqp_report *r)
 			break;
 		case CQP_OPT_U64:
 		case CQP_OPT_SIZE:
+		case CQP_OPT_RATE:
 			cqp_json_u64(j, key, *(const uint64_t *)field);
 			break;
 		case CQP_OPT_CQMOD:
@@ -460,6 +796,8 @@ static void print_json(const struct cqp_report *r, FILE *out)
 				    lat_value(&row->lat_us, &lat_fields[k]));
 			cqp_json_obj_end(&j);
 		}
+		if (r->params && r->params->histogram && row->hist)
+			json_hist(&j, row->hist);
 		if (row->client.valid)
 			json_cost(&j, "client", &row->client);
 		if (row->server.valid)
@@ -467,6 +805,8 @@ static void print_json(const struct cqp_report *r, FILE *out)
 		cqp_json_obj_end(&j);
 	}
 	cqp_json_arr_end(&j);
+	if (r->projection.valid)
+		json_projection(&j, &r->projection);
 	if (r->error)
 		cqp_json_str(&j, "error", r->error);
 	cqp_json_obj_end(&j);
@@ -505,36 +845,65 @@ static void csv_text(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static void csv_cost_head(FILE *out, const char *side)
+/* An optional figure gets its column when some row has it. */
+static bool csv_has_column(const struct shape *s, const struct cost_field *f)
+{
+	return !f->optional || s->idle;
+}
+
+static void csv_cost_head(FILE *out, const char *side, const struct shape *s)
 {
 	size_t i;
 
 	for (i = 0; i < N_COST_FIELDS; i++)
-		fprintf(out, ",%s_%s", side, cost_fields[i].key);
-	fprintf(out, ",%s_compl_per_wakeup,%s_wakeups_per_s", side, side);
+		if (csv_has_column(s, &cost_fields[i]))
+			fprintf(out, ",%s_%s", side, cost_fields[i].key);
+	for (i = 0; i < N_DERIVED_FIELDS; i++)
+		fprintf(out, ",%s_%s", side, derived_fields[i].key);
 }
 
-static void csv_cost(FILE *out, const struct cqp_cost *c)
+static void csv_cost(FILE *out, const struct cqp_cost *c, const struct shape *s)
 {
 	size_t i;
 
 	for (i = 0; i < N_COST_FIELDS; i++) {
 		const struct cost_field *f = &cost_fields[i];
 
+		if (!csv_has_column(s, f))
+			continue;
 		fputc(',', out);
-		if (!c->valid)
+		if (!c->valid || !field_present(c, f))
 			continue;
 		if (f->type == FIELD_DOUBLE)
 			csv_double(out, field_double(c, f));
 		else
 			fprintf(out, "%" PRIu64, field_u64(c, f));
 	}
-	fputc(',', out);
-	if (c->valid)
-		csv_double(out, compl_per_wakeup(c));
-	fputc(',', out);
-	if (c->valid)
-		csv_double(out, wakeups_per_s(c));
+	for (i = 0; i < N_DERIVED_FIELDS; i++) {
+		fputc(',', out);
+		if (c->valid)
+			csv_double(out, derived_fields[i].value(c));
+	}
+}
+
+/* A comment line, so the table stays one shape; unknown is empty. */
+static void csv_projection(FILE *out, const struct cqp_projection *pr)
+{
+	size_t i;
+
+	fputs("# projection:", out);
+	for (i = 0; i < N_PROJ_FIELDS; i++) {
+		const struct proj_field *f = &proj_fields[i];
+
+		fprintf(out, " %s=", f->key);
+		if (!proj_known(pr, f))
+			continue;
+		if (f->type == FIELD_DOUBLE)
+			csv_double(out, proj_double(pr, f));
+		else
+			fprintf(out, "%" PRIu64, proj_uint(pr, f));
+	}
+	fputc('\n', out);
 }
 
 static void print_csv(const struct cqp_report *r, FILE *out)
@@ -553,9 +922,9 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 		for (k = 0; k < N_LAT_FIELDS; k++)
 			fprintf(out, ",lat_us_%s", lat_fields[k].key);
 	if (s.client)
-		csv_cost_head(out, "client");
+		csv_cost_head(out, "client", &s);
 	if (s.server)
-		csv_cost_head(out, "server");
+		csv_cost_head(out, "server", &s);
 	fputc('\n', out);
 
 	for (i = 0; i < r->nrows; i++) {
@@ -584,11 +953,13 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 							     &lat_fields[k]));
 			}
 		if (s.client)
-			csv_cost(out, &row->client);
+			csv_cost(out, &row->client, &s);
 		if (s.server)
-			csv_cost(out, &row->server);
+			csv_cost(out, &row->server, &s);
 		fputc('\n', out);
 	}
+	if (r->projection.valid)
+		csv_projection(out, &r->projection);
 	if (r->error) {
 		/* One comment line whatever the message holds. */
 		fputs("# error: ", out);
@@ -626,11 +997,25 @@ void cqp_cost_encode(const struct cqp_cost *c, struct cqp_kv_writer *w)
 	for (i = 0; i < N_COST_FIELDS; i++) {
 		const struct cost_field *f = &cost_fields[i];
 
+		if (!field_present(c, f))
+			continue;
 		if (f->type == FIELD_DOUBLE)
 			cqp_kv_add_double(w, f->key, field_double(c, f));
 		else
 			cqp_kv_add_u64(w, f->key, field_u64(c, f));
 	}
+}
+
+static int kv_key_is(void *ctx, const char *key, const char *val)
+{
+	(void)val;
+	return strcmp(key, *(const char *const *)ctx) == 0;
+}
+
+/* 1 when the record has key, 0 when not, or a failure (malformed). */
+static int kv_has(const char *text, size_t len, const char *key)
+{
+	return cqp_kv_parse(text, len, kv_key_is, &key);
 }
 
 int cqp_cost_decode(struct cqp_cost *c, const char *text, size_t len)
@@ -641,12 +1026,15 @@ int cqp_cost_decode(struct cqp_cost *c, const char *text, size_t len)
 	for (i = 0; i < N_COST_FIELDS; i++) {
 		const struct cost_field *f = &cost_fields[i];
 		char *dst = (char *)&tmp + f->offset;
-		int rc;
+		int rc = f->optional ? kv_has(text, len, f->key) : 1;
 
-		if (f->type == FIELD_DOUBLE)
+		/* An absent optional key means "not measured". */
+		if (rc == 0)
+			continue;
+		if (rc > 0 && f->type == FIELD_DOUBLE)
 			rc =
 			    cqp_kv_get_double(text, len, f->key, (double *)dst);
-		else
+		else if (rc > 0)
 			rc = cqp_kv_get_u64(text, len, f->key, (uint64_t *)dst);
 		if (rc < 0) {
 			/* kv named the key; say whose record it was.  The
@@ -657,6 +1045,8 @@ int cqp_cost_decode(struct cqp_cost *c, const char *text, size_t len)
 			return cqp_fail((enum cqp_errcode) - rc,
 					"completion cost figures: %s", why);
 		}
+		if (f->optional)
+			*(bool *)((char *)&tmp + f->present) = true;
 	}
 	/* Only a complete record replaces the caller's. */
 	*c = tmp;

@@ -29,6 +29,8 @@ struct cqp_cost {
 	uint64_t events_acked;
 	uint64_t spin_completions;  /* hybrid: caught while spinning */
 	uint64_t sleep_completions; /* hybrid/event: right after a wakeup */
+	bool has_idle;		    /* --idle-sec measured this side */
+	double idle_cpu_pct;	    /* CPU with the connection up and idle */
 };
 
 struct cqp_device_info {
@@ -51,6 +53,21 @@ struct cqp_row {
 	bool has_lat;
 	struct cqp_summary lat_us;
 	struct cqp_cost client, server;
+	const struct cqp_hist *hist; /* -H: latency in ns as reported */
+};
+
+/* What the completion load would be at another line rate, from the
+ * measured cost of one wakeup (cq_event_lat --project). */
+struct cqp_projection {
+	bool valid;
+	bool have_cost;	       /* false: no event-mode figures to go on */
+	double wakeup_cost_us; /* CPU per wakeup, measured in event mode */
+	uint64_t rate_bps;     /* --project */
+	uint64_t bytes;	       /* message size projected */
+	uint32_t batch;	       /* completions per wakeup assumed */
+	double compl_per_s;
+	double wakeups_per_s;
+	double core_pct; /* wakeups/s x cost, as a share of a core */
 };
 
 struct cqp_report {
@@ -62,6 +79,7 @@ struct cqp_report {
 	struct cqp_row *rows;
 	unsigned nrows;
 	const char *error; /* non-NULL: the run failed (partial) */
+	struct cqp_projection projection; /* valid: cq_event_lat figures */
 };
 
 /* Render the whole record in p->output format to out. */

@@ -1,5 +1,7 @@
 /* report: JSON validity and contract (checked by python3's parser when
- * present), JSON escaping, the human table, CSV, cost kv round-trip. */
+ * present), JSON escaping, the human table, CSV, cost kv round-trip;
+ * cq_event_lat's extras: idle CPU, spin share, -H histograms and the
+ * load projection. */
 #include "check.h"
 #include "error.h"
 #include "json.h"
@@ -73,7 +75,7 @@ struct fixture {
 static void fixture_bw(struct fixture *f)
 {
 	memset(f, 0, sizeof(*f));
-	cqp_params_defaults(&f->p);
+	cqp_params_defaults(&f->p, CQP_TOOL_CQ_POLL_BW);
 	f->p.size = 65536;
 	f->p.cq_mode = CQP_CQ_EVENT;
 	f->p.cq_mod_count = 16;
@@ -134,6 +136,35 @@ static void fixture_lat(struct fixture *f)
 	}
 	snprintf(f->rows[0].label, sizeof(f->rows[0].label), "poll");
 	snprintf(f->rows[1].label, sizeof(f->rows[1].label), "hybrid");
+}
+
+/* 1000 one-way latencies in ns: a bulk near 5.5-8 us, a tail to 90.25. */
+static void hist_sample(struct cqp_hist *h)
+{
+	cqp_hist_init(h);
+	for (unsigned i = 0; i < 990; i++)
+		cqp_hist_add(h, 5500 + (i * 37) % 2500);
+	for (unsigned i = 0; i < 9; i++)
+		cqp_hist_add(h, 12000 + i * 3000);
+	cqp_hist_add(h, 90250);
+}
+
+/* The example of the design notes: 100 Gb/s of 4 KiB messages, 64 per
+ * wakeup, 3.5 us per wakeup. */
+static void projection_sample(struct cqp_projection *pr, bool have_cost)
+{
+	memset(pr, 0, sizeof(*pr));
+	pr->valid = true;
+	pr->have_cost = have_cost;
+	pr->rate_bps = 100000000000ull;
+	pr->bytes = 4096;
+	pr->batch = 64;
+	pr->compl_per_s = (double)pr->rate_bps / 8.0 / 4096.0;
+	pr->wakeups_per_s = pr->compl_per_s / 64.0;
+	if (have_cost) {
+		pr->wakeup_cost_us = 3.5;
+		pr->core_pct = pr->wakeups_per_s * 3.5 / 1e4;
+	}
 }
 
 /* ---- JSON writer ---- */
@@ -322,6 +353,80 @@ static void test_json_report(void)
 	free(doc);
 }
 
+/* Idle CPU only where measured, the spin share, -H buckets and the
+ * projection object. */
+static void test_json_lat_extras(void)
+{
+	struct fixture f;
+	struct cqp_hist h, empty;
+	char *doc;
+	int ok;
+
+	fixture_lat(&f);
+	f.p.output = CQP_OUT_JSON;
+	f.p.histogram = true;
+	f.p.project_bps = 100000000000ull;
+	f.rows[0].client.has_idle = true;
+	f.rows[0].client.idle_cpu_pct = 2.5;
+	f.rows[0].server.spin_completions = 0;
+	f.rows[0].server.sleep_completions = 0;
+	hist_sample(&h);
+	cqp_hist_init(&empty);
+	f.rows[0].hist = &h;
+	f.rows[1].hist = &empty;
+	projection_sample(&f.r.projection, true);
+	doc = render(&f.r);
+	ok = python_ok(
+	    doc,
+	    "p = d['params']\n"
+	    "assert p['histogram'] is True and p['rtt'] is False\n"
+	    "assert num(p['project']) and p['project'] == 100000000000\n"
+	    "r0, r1 = d['results']\n"
+	    "assert r0['client']['idle_cpu_pct'] == 2.5\n"
+	    "assert 'idle_cpu_pct' not in r0['server']\n"
+	    "assert 'idle_cpu_pct' not in r1['client']\n"
+	    "assert r0['client']['spin_pct'] == 60\n"
+	    "assert r0['server']['spin_pct'] is None\n"
+	    "hs = r0['histogram']\n"
+	    "assert sum(b['count'] for b in hs) == 1000\n"
+	    "assert all(b['count'] > 0 and num(b['lo_us']) and"
+	    " b['lo_us'] < b['hi_us'] for b in hs)\n"
+	    "assert all(a['hi_us'] <= b['lo_us'] for a, b in zip(hs, hs[1:]))\n"
+	    "assert hs[0]['lo_us'] <= 5.5 < hs[0]['hi_us']\n"
+	    "assert hs[-1]['lo_us'] <= 90.25 < hs[-1]['hi_us']\n"
+	    "assert r1['histogram'] == []\n"
+	    "j = d['projection']\n"
+	    "assert sorted(j) == sorted(['rate_bps', 'bytes', 'batch',"
+	    " 'compl_per_s', 'wakeups_per_s', 'wakeup_cost_us', 'core_pct'])\n"
+	    "assert j['rate_bps'] == 100000000000 and j['bytes'] == 4096\n"
+	    "assert j['batch'] == 64 and j['wakeup_cost_us'] == 3.5\n"
+	    "assert abs(j['compl_per_s'] - 3051757.8125) < 0.01\n"
+	    "assert abs(j['core_pct'] - 16.689) < 1e-3\n");
+	CHECK(ok);
+	free(doc);
+
+	/* No event-mode figures: cost and share of a core are null.  No
+	 * -H: no histogram even with the data there. */
+	f.p.histogram = false;
+	projection_sample(&f.r.projection, false);
+	doc = render(&f.r);
+	ok = python_ok(doc, "j = d['projection']\n"
+			    "assert j['wakeup_cost_us'] is None\n"
+			    "assert j['core_pct'] is None\n"
+			    "assert num(j['wakeups_per_s'])\n"
+			    "assert all('histogram' not in r"
+			    " for r in d['results'])\n");
+	CHECK(ok);
+	free(doc);
+
+	/* No projection asked: no key. */
+	f.r.projection.valid = false;
+	doc = render(&f.r);
+	ok = python_ok(doc, "assert 'projection' not in d\n");
+	CHECK(ok);
+	free(doc);
+}
+
 /* ---- human ---- */
 
 /* Column of needle in the first line of text that contains it. */
@@ -384,6 +489,8 @@ static void test_human(void)
 	CHECK(strstr(s, "client: CPU%") && strstr(s, "server: CPU%"));
 	CHECK(strstr(s, "compl/wake") && strstr(s, "wake/s"));
 	CHECK(strstr(s, "wake/iter") == NULL);
+	CHECK(strstr(s, "spin%") == NULL && strstr(s, "idle CPU%") == NULL);
+	CHECK(strstr(s, "Latency:") == NULL);
 	CHECK(strstr(s, "mode ") == strstr(s, "mode event")); /* no label */
 	/* 10 Gb/s = 1192.09 MiB/s; 12.5 Gb/s = 1490.12 MiB/s */
 	CHECK(strstr(s, "1192.09") && strstr(s, "1490.12"));
@@ -430,11 +537,165 @@ static void test_human(void)
 	CHECK(strstr(s, "2.000") != NULL); /* 2000 wakeups / 1000 iters */
 	free(s);
 
+	/* Which latency it is: one-way by default, after Completions. */
+	fixture_lat(&f);
+	s = render(&f.r);
+	CHECK(strstr(s, "\n Latency: one-way = round trip / 2, in usec\n") >
+	      strstr(s, "\n Completions: "));
+	free(s);
+	f.p.rtt = true;
+	s = render(&f.r);
+	CHECK(strstr(s, "\n Latency: full round trip, in usec\n") != NULL);
+	CHECK(strstr(s, "one-way") == NULL);
+	free(s);
+
 	/* A tool without completion settings has no Completions line. */
 	fixture_bw(&f);
 	f.r.tool = CQP_TOOL_CM_EVENT_STRESS;
 	s = render(&f.r);
 	CHECK(strstr(s, "Completions:") == NULL);
+	free(s);
+}
+
+/* Number of lines of text holding needle. */
+static int lines_with(const char *text, const char *needle)
+{
+	const char *hit;
+	int n = 0;
+
+	while ((hit = strstr(text, needle)) != NULL) {
+		n++;
+		text = strchr(hit, '\n');
+		if (!text)
+			break;
+	}
+	return n;
+}
+
+/* The longest run of '#' in text. */
+static int longest_bar(const char *text)
+{
+	int best = 0, run = 0;
+
+	for (; *text; text++) {
+		run = *text == '#' ? run + 1 : 0;
+		best = run > best ? run : best;
+	}
+	return best;
+}
+
+/* Sum of the counts of the histogram lines ("   lo..hi usec  count"). */
+static unsigned long hist_total(const char *text)
+{
+	unsigned long sum = 0;
+	const char *p = text;
+
+	while ((p = strstr(p, " usec ")) != NULL) {
+		p += 6;
+		sum += strtoul(p, NULL, 10);
+	}
+	return sum;
+}
+
+static void test_human_lat_extras(void)
+{
+	struct fixture f;
+	struct cqp_hist h, empty;
+	char *s;
+
+	/* Idle CPU on one side of one row: a column per side, "-" where
+	 * not measured.  spin%: 60000 of 100000 spun; none at all is "-". */
+	fixture_lat(&f);
+	f.rows[0].client.has_idle = true;
+	f.rows[0].client.idle_cpu_pct = 2.5;
+	f.rows[1].server.spin_completions = 0;
+	f.rows[1].server.sleep_completions = 0;
+	s = render(&f.r);
+	CHECK(lines_with(s, "idle CPU%") == 1);
+	CHECK(strstr(strstr(s, "idle CPU%") + 1, "idle CPU%") != NULL);
+	CHECK(column_of(s, "idle CPU%") == column_of(s, "2.5 "));
+	CHECK(strstr(s, "spin%") != NULL);
+	CHECK(column_of(s, "spin%") == column_of(s, "60.0"));
+	CHECK(strstr(s, "60.0 ") != NULL);
+	CHECK(aligned(s));
+	CHECK(strstr(s, " \n") == NULL);
+	free(s);
+
+	/* No idle figures anywhere: no idle column. */
+	f.rows[0].client.has_idle = false;
+	s = render(&f.r);
+	CHECK(strstr(s, "idle CPU%") == NULL && strstr(s, "spin%") != NULL);
+	free(s);
+
+	/* -H: lines under the first row only (the second's is empty),
+	 * every sample counted once, the fullest line 50 '#' wide, the
+	 * ends at the data's min and max. */
+	fixture_lat(&f);
+	f.p.histogram = true;
+	hist_sample(&h);
+	cqp_hist_init(&empty);
+	f.rows[0].hist = &h;
+	f.rows[1].hist = &empty;
+	s = render(&f.r);
+	CHECK(lines_with(s, " usec  ") >= 4 && lines_with(s, " usec  ") <= 24);
+	CHECK(hist_total(s) == 1000);
+	CHECK(longest_bar(s) == 50);
+	CHECK(strstr(s, "\n    5.50..") != NULL);
+	CHECK(strstr(s, "..90.25 usec    1  #\n") != NULL);
+	CHECK(strstr(s, " usec  ") > strstr(s, "\n poll ") &&
+	      strstr(s, " usec  ") < strstr(s, "\n hybrid "));
+	CHECK(strstr(strstr(s, "\n hybrid "), " usec ") == NULL);
+	CHECK(strstr(s, " \n") == NULL);
+	free(s);
+
+	/* Without -H the data is not shown. */
+	f.p.histogram = false;
+	s = render(&f.r);
+	CHECK(strstr(s, " usec  ") == NULL && strstr(s, "#\n") == NULL);
+	free(s);
+
+	/* One value only: one line, min..max. */
+	f.p.histogram = true;
+	cqp_hist_init(&h);
+	for (int i = 0; i < 7; i++)
+		cqp_hist_add(&h, 1800);
+	s = render(&f.r);
+	CHECK(lines_with(s, " usec  ") == 1);
+	CHECK(strstr(s, "   1.800..1.800 usec  7  ####") != NULL);
+	free(s);
+
+	/* Projection after the table, in the words of the design notes. */
+	fixture_lat(&f);
+	projection_sample(&f.r.projection, true);
+	s = render(&f.r);
+	CHECK(strstr(s, "-\n Wakeup cost: 3.50 usec of CPU per wakeup (event "
+			"mode, client)\n Projection at 100 Gb/s, 4096 B "
+			"messages, 64 completions per wakeup: 3.05 M "
+			"completions/s, 47.7 k wakeups/s, 16.7% of a core\n") !=
+	      NULL);
+	free(s);
+
+	/* No event-mode row: the rates still, and what to run instead. */
+	projection_sample(&f.r.projection, false);
+	f.r.projection.rate_bps = 400000000;
+	f.r.projection.batch = 1;
+	f.r.projection.compl_per_s = 4e8 / 8 / 4096;
+	f.r.projection.wakeups_per_s = f.r.projection.compl_per_s;
+	s = render(&f.r);
+	CHECK(strstr(s, "Wakeup cost") == NULL);
+	CHECK(strstr(s,
+		     "\n Projection at 400 Mb/s, 4096 B messages, 1 "
+		     "completion per wakeup: 12.2 k completions/s, 12.2 k "
+		     "wakeups/s; no event-mode figures to cost a wakeup (use "
+		     "--cq-mode event or --compare-modes)\n") != NULL);
+	free(s);
+
+	/* A cost but no --project: the cost line alone. */
+	projection_sample(&f.r.projection, true);
+	f.r.projection.rate_bps = 0;
+	s = render(&f.r);
+	CHECK(strstr(s, " Wakeup cost: 3.50 usec") != NULL);
+	CHECK(strstr(s, "Projection") == NULL);
 	free(s);
 }
 
@@ -490,6 +751,41 @@ static void test_csv(void)
 	CHECK(strstr(s, "\n\"a,\"\"b\"\"\",64,") != NULL);
 	CHECK(strstr(s, "\n# error: line one line two\n") != NULL);
 	CHECK(count_char(s, '\n') == 4);
+	CHECK(strstr(s, "idle_cpu_pct") == NULL);
+	CHECK(strstr(s, ",client_spin_pct,") != NULL);
+	free(s);
+
+	/* Idle columns once a row has them, empty where not measured; the
+	 * projection as a comment line, unknown figures empty. */
+	fixture_lat(&f);
+	f.p.output = CQP_OUT_CSV;
+	f.rows[1].client.has_idle = true;
+	f.rows[1].client.idle_cpu_pct = 0.5;
+	projection_sample(&f.r.projection, false);
+	s = render(&f.r);
+	CHECK(strstr(s, ",client_sleep_completions,client_idle_cpu_pct,"
+			"client_compl_per_wakeup,") != NULL);
+	CHECK(strstr(s, ",server_idle_cpu_pct,") != NULL);
+	CHECK(strstr(s, ",40000,,50,800,60,") != NULL); /* row 0: no idle */
+	CHECK(strstr(s, ",40000,0.5,50,800,60,") != NULL);
+	CHECK(strstr(s, "\n# projection: rate_bps=100000000000 bytes=4096 "
+			"batch=64 compl_per_s=3051757.81 "
+			"wakeups_per_s=47683.7158 wakeup_cost_us= "
+			"core_pct=\n") != NULL);
+	commas = -1;
+	same = 1;
+	lines = 0;
+	save = NULL;
+	for (line = strtok_r(s, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '#')
+			continue;
+		if (commas < 0)
+			commas = count_char(line, ',');
+		same &= count_char(line, ',') == commas;
+		lines++;
+	}
+	CHECK(lines == 3 && same);
 	free(s);
 }
 
@@ -536,16 +832,42 @@ static void test_cost_kv(void)
 		CHECK(strstr(cqp_errmsg(), "wakeups") != NULL);
 	}
 	CHECK(cqp_cost_decode(&b, "", 0) == -CQP_E_PROTO);
+
+	/* Idle CPU travels only when measured; its absence is no error. */
+	CHECK(strstr(buf, "idle_cpu_pct") == NULL);
+	CHECK(cqp_cost_decode(&b, w.buf, w.len) == 0);
+	CHECK(!b.has_idle);
+	a.has_idle = true;
+	a.idle_cpu_pct = 1.0 / 7.0;
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_cost_encode(&a, &w);
+	CHECK(!w.overflow && strstr(buf, "\nidle_cpu_pct=") != NULL);
+	memset(&b, 0, sizeof(b));
+	CHECK(cqp_cost_decode(&b, w.buf, w.len) == 0);
+	CHECK(b.valid && b.has_idle && b.idle_cpu_pct == a.idle_cpu_pct);
+	CHECK(b.wakeups == a.wakeups);
+
+	/* A malformed idle figure is an error naming it. */
+	a.has_idle = false;
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_cost_encode(&a, &w);
+	cqp_kv_add_str(&w, "idle_cpu_pct", "lots");
+	CHECK(!w.overflow);
+	memset(&b, 0, sizeof(b));
+	CHECK(cqp_cost_decode(&b, w.buf, w.len) == -CQP_E_PROTO);
+	CHECK(!b.valid && strstr(cqp_errmsg(), "idle_cpu_pct") != NULL);
 }
 
 int main(void)
 {
 	test_json_writer();
-	if (have_python())
+	if (have_python()) {
 		test_json_report();
-	else
+		test_json_lat_extras();
+	} else
 		printf("test_report: no python3, JSON parse checks skipped\n");
 	test_human();
+	test_human_lat_extras();
 	test_csv();
 	test_cost_kv();
 	return check_done("test_report");
