@@ -101,9 +101,9 @@ sys.exit(0 if ok else 1)
 PY
 }
 
-# json_get FILE EXPR: prints the value of a Python expression over d.
+# json_get FILE EXPR: prints the value of a Python expression over d (and r).
 json_get() {
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=(d.get("results") or [{}])[0]; print(eval(sys.argv[2]))' "$1" "$2"
 }
 
 # show FILE...: the files' contents as comments, for a failed check.

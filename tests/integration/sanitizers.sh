@@ -1,21 +1,21 @@
 #!/bin/bash
-# cq_poll_bw under AddressSanitizer + UBSan (a build configured with
+# Every binary under AddressSanitizer + UBSan (a build configured with
 # --enable-sanitizers, in $CQPERF_ASAN_BIN) in every mode, and under
 # valgrind memcheck; any report fails the check.
 . "$(dirname "$0")/lib.sh"
 require_device
 
-pair() { # pair NAME SERVER-WRAPPER CLIENT-WRAPPER BIN ARGS...
-	local name=$1 swrap=$2 cwrap=$3 bin=$4 port
+pair() { # pair NAME SERVER-WRAPPER CLIENT-WRAPPER BIN/TOOL ARGS...
+	local name=$1 swrap=$2 cwrap=$3 tool=$4 port
 	shift 4
 	port=$(next_port)
 	# shellcheck disable=SC2086
-	$swrap "$bin/cq_poll_bw" -d "$DEV" -p "$port" --timeout 60 \
+	$swrap "$tool" -d "$DEV" -p "$port" --timeout 60 \
 		>"$WORK/$name.s.out" 2>"$WORK/$name.s.err" &
 	SERVER_PID=$!
 	wait_listen "$port" || { not_ok "$name: server listens"; return; }
 	# shellcheck disable=SC2086
-	$cwrap "$bin/cq_poll_bw" -d "$DEV" -p "$port" --timeout 60 "$@" "$ADDR" \
+	$cwrap "$tool" -d "$DEV" -p "$port" --timeout 60 "$@" "$ADDR" \
 		>"$WORK/$name.c.out" 2>"$WORK/$name.c.err"
 	local crc=$?
 	wait "$SERVER_PID"
@@ -32,11 +32,15 @@ if [ -n "${CQPERF_ASAN_BIN:-}" ] && [ -x "$CQPERF_ASAN_BIN/cq_poll_bw" ]; then
 	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=23
 	export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 	for mode in poll event hybrid; do
-		pair "asan-$mode" "" "" "$CQPERF_ASAN_BIN" --cq-mode "$mode" \
-			-s 4096 -n 500 -q 2 --output json
+		pair "asan-bw-$mode" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" \
+			--cq-mode "$mode" -s 4096 -n 500 -q 2 --output json
 	done
-	pair "asan-all" "" "" "$CQPERF_ASAN_BIN" -a -n 2 --cq-mode event \
-		--nonblock --channel-per-cq -q 2
+	pair "asan-bw-all" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" -a -n 2 \
+		--cq-mode event --nonblock --channel-per-cq -q 2
+	pair "asan-lat-modes" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" \
+		--compare-modes --idle-sec 1 -H --project 10g -n 300 --output json
+	pair "asan-lat-all" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" -a -n 3 \
+		--warmup 1 --cq-mode event --nonblock --solicited --ack-batch 8
 else
 	echo "# no sanitizer build in CQPERF_ASAN_BIN: ASan checks not run"
 	not_ok "sanitizer build available"
@@ -44,8 +48,10 @@ fi
 
 vg="valgrind -q --error-exitcode=19 --leak-check=full --errors-for-leak-kinds=definite"
 if command -v valgrind >/dev/null; then
-	pair "valgrind-event" "$vg" "$vg" "$CQPERF_BIN" --cq-mode event \
-		-s 1024 -n 200 --output json
+	pair "valgrind-bw" "$vg" "$vg" "$CQPERF_BIN/cq_poll_bw" \
+		--cq-mode event -s 1024 -n 200 --output json
+	pair "valgrind-lat" "$vg" "$vg" "$CQPERF_BIN/cq_event_lat" \
+		--compare-modes -n 100 --warmup 10 -H --output json
 else
 	not_ok "valgrind installed"
 fi

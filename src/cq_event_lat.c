@@ -1,0 +1,317 @@
+/* cq_event_lat: RC ping-pong latency when each side waits for its
+ * completions by polling, by completion events or by a hybrid, and what
+ * each strategy costs in CPU and wakeups. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "error.h"
+#include "rc.h"
+#include "stats.h"
+
+#define MAX_ALL_SIZE (8ull << 20)
+#define END_IMM	     0xffffffffu /* the client's last ping, echoed back */
+#define MEASURE_IMM  0xfffffffeu /* the first measured ping */
+#define REAP_MAX     16
+#define SAMPLE_CAP   (64u << 20) /* -n beyond this keeps a histogram only */
+
+struct lat_ctx {
+	struct cqp_rc rc;
+	struct cqp_samples samples;
+	struct cqp_hist hist;
+	uint32_t outstanding; /* sends not yet completed */
+};
+
+static uint64_t buffer_size(const struct cqp_params *p)
+{
+	return p->all ? MAX_ALL_SIZE : p->size;
+}
+
+static uint64_t mem_need(const struct cqp_params *p)
+{
+	return buffer_size(p);
+}
+
+static int prepare(struct cqp_rc *rc, void *arg)
+{
+	const struct cqp_params *p = arg;
+
+	return cqp_rc_post_recvs(rc, 0, p->rx_depth);
+}
+
+static int setup(struct cqp_run *run, void *ctx)
+{
+	struct lat_ctx *c = ctx;
+	const struct cqp_params *p = run->p;
+	uint64_t buf = buffer_size(p);
+	int ret;
+
+	/* Both sides receive, so --solicited applies to both. */
+	ret = cqp_rc_setup(&c->rc, run, buf, true, prepare, run->p);
+	if (run->max_size > buf)
+		run->max_size = buf;
+	run->comp = &c->rc.comp;
+	if (ret == 0 && run->is_client && !p->duration_s &&
+	    cqp_samples_init(&c->samples,
+			     p->iters < SAMPLE_CAP ? p->iters : SAMPLE_CAP))
+		ret = cqp_fail(CQP_E_NOMEM, "no memory for %llu samples",
+			       (unsigned long long)p->iters);
+	return ret;
+}
+
+static void teardown(struct cqp_run *run, void *ctx)
+{
+	struct lat_ctx *c = ctx;
+
+	(void)run;
+	cqp_samples_free(&c->samples);
+	cqp_rc_teardown(&c->rc);
+}
+
+/* One ping or pong: always signaled, and solicited so that a peer armed
+ * for solicited events wakes for it and for nothing else. */
+static int post_msg(struct lat_ctx *c, uint64_t size, uint32_t imm)
+{
+	struct cqp_rc *rc = &c->rc;
+	struct ibv_sge sge = {
+	    .addr = (uintptr_t)rc->bufs[0].addr,
+	    .length = (uint32_t)size,
+	    .lkey = rc->bufs[0].mr->lkey,
+	};
+	struct ibv_send_wr wr =
+			       {
+				   .wr_id = 0,
+				   .sg_list = &sge,
+				   .num_sge = 1,
+				   .opcode =
+				       imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+				   .imm_data = imm,
+				   .send_flags = IBV_SEND_SIGNALED |
+						 IBV_SEND_SOLICITED |
+						 (size <= rc->inline_granted
+						      ? IBV_SEND_INLINE
+						      : 0),
+			       },
+			   *bad;
+	int err;
+
+	err = ibv_post_send(rc->qps[0], &wr, &bad);
+	if (err)
+		return cqp_fail(CQP_E_DEVICE, "ibv_post_send on QP %u: %s",
+				rc->qps[0]->qp_num, strerror(err));
+	c->outstanding++;
+	return 0;
+}
+
+/* Waits for the next received message; send completions met on the way
+ * are retired.  *imm gets its immediate data (0 when none). */
+static int wait_recv(struct lat_ctx *c, uint32_t *imm)
+{
+	struct ibv_wc wc[REAP_MAX];
+	bool got = false;
+
+	while (!got) {
+		int n = cqp_comp_reap(&c->rc.comp, wc, REAP_MAX);
+
+		if (n < 0)
+			return n;
+		for (int k = 0; k < n; k++) {
+			if (!(wc[k].opcode & IBV_WC_RECV)) {
+				c->outstanding--;
+				continue;
+			}
+			/* Ping-pong: one message in flight, so no second
+			 * receive can be in this batch. */
+			got = true;
+			*imm = wc[k].wc_flags & IBV_WC_WITH_IMM ? wc[k].imm_data
+								: 0;
+		}
+	}
+	return cqp_rc_post_recvs(&c->rc, 0, 1);
+}
+
+/* The send queue must not fill with completions nobody reaped yet. */
+static int make_room(struct lat_ctx *c, uint32_t tx_depth)
+{
+	struct ibv_wc wc[REAP_MAX];
+
+	while (c->outstanding >= tx_depth) {
+		int n = cqp_comp_reap(&c->rc.comp, wc, REAP_MAX);
+
+		if (n < 0)
+			return n;
+		for (int k = 0; k < n; k++) {
+			if (wc[k].opcode & IBV_WC_RECV)
+				return cqp_fail(
+				    CQP_E_PROTO,
+				    "an unexpected message arrived");
+			c->outstanding--;
+		}
+	}
+	return 0;
+}
+
+static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
+		      struct cqp_row *row, struct cqp_cost *mine)
+{
+	const struct cqp_params *p = run->p;
+	uint64_t end_ns = 0, measured = 0;
+	double scale = p->rtt ? 1.0 : 0.5;
+	struct cqp_summary sum;
+	uint32_t imm;
+	int ret;
+
+	c->samples.n = 0;
+	cqp_hist_init(&c->hist);
+	for (uint64_t i = 0;; i++) {
+		bool first = i == p->warmup;
+		bool last;
+		uint64_t t0, t1;
+
+		if (first) {
+			cqp_comp_begin(&c->rc.comp);
+			if (p->duration_s)
+				end_ns =
+				    cqp_now_ns() +
+				    (uint64_t)p->duration_s * 1000000000ull;
+		}
+		last = p->duration_s ? i >= p->warmup && cqp_now_ns() >= end_ns
+				     : i + 1 == p->warmup + p->iters;
+		if ((ret = make_room(c, p->tx_depth)) < 0)
+			return ret;
+		t0 = cqp_now_ns();
+		ret = post_msg(c, size,
+			       last    ? END_IMM
+			       : first ? MEASURE_IMM
+				       : 0);
+		if (ret == 0)
+			ret = wait_recv(c, &imm);
+		if (ret < 0)
+			return ret;
+		t1 = cqp_now_ns();
+		if (i >= p->warmup) {
+			double ns = (double)(t1 - t0) * scale;
+
+			measured++;
+			cqp_samples_add(&c->samples, ns);
+			cqp_hist_add(&c->hist, (uint64_t)llround(ns));
+		}
+		if (last)
+			break;
+	}
+	/* Retire every send, so the next phase starts from a quiet CQ. */
+	if ((ret = make_room(c, 1)) < 0)
+		return ret;
+	cqp_comp_cost(&c->rc.comp, mine);
+	/* Exact percentiles when every sample was kept; else the histogram,
+	 * whose bound cqperf(7) documents. */
+	if (!p->duration_s && c->samples.n == measured)
+		cqp_samples_summary(&c->samples, &sum);
+	else
+		cqp_hist_summary(&c->hist, &sum);
+	row->has_lat = true;
+	row->iterations = measured;
+	row->lat_us.count = sum.count;
+	row->lat_us.min = sum.min / 1e3;
+	row->lat_us.max = sum.max / 1e3;
+	row->lat_us.avg = sum.avg / 1e3;
+	row->lat_us.stdev = sum.stdev / 1e3;
+	row->lat_us.p50 = sum.p50 / 1e3;
+	row->lat_us.p99 = sum.p99 / 1e3;
+	row->lat_us.p99_9 = sum.p99_9 / 1e3;
+	row->lat_us.p99_99 = sum.p99_99 / 1e3;
+	row->hist = p->histogram ? &c->hist : NULL;
+	return 0;
+}
+
+/* Echo every ping until the client's last one. */
+static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
+		      struct cqp_cost *mine)
+{
+	uint32_t imm = 0;
+	int ret;
+
+	cqp_comp_begin(&c->rc.comp);
+	while (imm != END_IMM) {
+		if ((ret = wait_recv(c, &imm)) < 0 ||
+		    (ret = make_room(c, run->p->tx_depth)) < 0 ||
+		    (ret = post_msg(c, size, imm)) < 0)
+			return ret;
+		if (imm == MEASURE_IMM)
+			cqp_comp_begin(&c->rc.comp);
+	}
+	if ((ret = make_room(c, 1)) < 0)
+		return ret;
+	cqp_comp_cost(&c->rc.comp, mine);
+	return 0;
+}
+
+static int run_size(struct cqp_run *run, void *ctx, uint64_t size,
+		    struct cqp_row *row, struct cqp_cost *mine)
+{
+	struct lat_ctx *c = ctx;
+
+	if (run->is_client)
+		return run_client(run, c, size, row, mine);
+	return run_server(run, c, size, mine);
+}
+
+/* CPU per wakeup from a row measured in event mode: the client's CPU time
+ * over its wakeups (what one sleep-wake-reap cycle costs, all in). */
+static const struct cqp_row *event_row(const struct cqp_run *run,
+				       const struct cqp_report *r)
+{
+	for (unsigned i = r->nrows; i-- > 0;) {
+		const struct cqp_row *row = &r->rows[i];
+		bool event = run->p->compare_modes
+				 ? strcmp(row->label, "event") == 0
+				 : run->p->cq_mode == CQP_CQ_EVENT;
+
+		if (event && row->client.valid && row->client.wakeups)
+			return row;
+	}
+	return NULL;
+}
+
+static void annotate(const struct cqp_run *run, struct cqp_report *r)
+{
+	const struct cqp_params *p = run->p;
+	const struct cqp_row *row = event_row(run, r);
+	struct cqp_projection *pr = &r->projection;
+
+	memset(pr, 0, sizeof(*pr));
+	if (row) {
+		pr->have_cost = true;
+		pr->wakeup_cost_us = row->client.cpu_pct / 100.0 *
+				     row->client.seconds * 1e6 /
+				     (double)row->client.wakeups;
+	}
+	pr->valid = pr->have_cost || p->project_bps;
+	if (!p->project_bps)
+		return;
+	pr->rate_bps = p->project_bps;
+	pr->bytes = row ? row->bytes : p->size;
+	pr->batch = p->poll_batch;
+	pr->compl_per_s = (double)pr->rate_bps / 8.0 / (double)pr->bytes;
+	pr->wakeups_per_s = pr->compl_per_s / pr->batch;
+	if (pr->have_cost)
+		pr->core_pct = pr->wakeups_per_s * pr->wakeup_cost_us / 1e4;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct cqp_bench_ops ops = {
+	    .tool = CQP_TOOL_CQ_EVENT_LAT,
+	    .title = "RC SEND ping-pong latency",
+	    .ctx_size = sizeof(struct lat_ctx),
+	    .max_all_size = MAX_ALL_SIZE,
+	    .mem_need = mem_need,
+	    .setup = setup,
+	    .run_size = run_size,
+	    .teardown = teardown,
+	    .annotate = annotate,
+	};
+
+	return cqp_bench_main(&ops, argc, argv);
+}

@@ -1,0 +1,110 @@
+#!/bin/bash
+# cq_event_lat: every completion mode and engine option completes and
+# reports sane latency; solicited arming, batched acks, non-blocking
+# channels, idle cost, mode comparison, histograms and projections.
+. "$(dirname "$0")/lib.sh"
+require_device
+
+port=$(next_port)
+start_server cq_event_lat "$port" --persistent --timeout 20 ||
+	not_ok "server listens"
+
+lat() { # lat NAME ARGS...: a client run with JSON output in $WORK/NAME.json
+	local name=$1
+	shift
+	"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 \
+		--output json "$@" "$ADDR" >"$WORK/$name.json" 2>"$WORK/$name.err"
+}
+
+# The server restarts its counters on the first measured ping, after
+# counting its receive: 2N - 1 completions (N - 1 receives, N sends).
+sane='r["iterations"] == N and 0 < r["lat_us"]["min"] <= r["lat_us"]["p50"]
+      <= r["lat_us"]["p99"] <= r["lat_us"]["max"] and
+      r["lat_us"]["min"] <= r["lat_us"]["avg"] <= r["lat_us"]["max"] and
+      r["server"]["completions"] >= 2 * N - 1'
+
+for mode in poll event hybrid; do
+	for size in 64 4096; do
+		lat "$mode-$size" --cq-mode "$mode" -s "$size" -n 500
+		check "$mode $size B: exit 0 and sane percentiles" json_check \
+			"$WORK/$mode-$size.json" "${sane//N/500}" ||
+			show "$WORK/$mode-$size.err"
+	done
+done
+check "poll mode never sleeps" json_check "$WORK/poll-64.json" \
+	'r["client"]["wakeups"] == 0 and r["server"]["wakeups"] == 0'
+check "event mode: about one wakeup per exchange on each side" json_check \
+	"$WORK/event-64.json" \
+	'0.5 * 500 <= r["client"]["wakeups"] <= 1.05 * 500 and
+	 0.5 * 500 <= r["server"]["wakeups"] <= 1.05 * 500'
+check "event mode burns less CPU than poll mode" json_check \
+	"$WORK/event-64.json" 'r["client"]["cpu_pct"] < '"$(json_get "$WORK/poll-64.json" 'r["client"]["cpu_pct"]')"
+lat rtt --rtt -n 300 && lat oneway -n 300
+check "--rtt: round trips exceed one-way latency" json_check "$WORK/rtt.json" \
+	'r["lat_us"]["p50"] > '"$(json_get "$WORK/oneway.json" 'r["lat_us"]["p50"]')"' * 1.3'
+
+# Engine options: solicited arming, batched acks, non-blocking channels.
+lat sol --cq-mode event --solicited -n 400
+check "--solicited: at most one wakeup per solicited message" json_check \
+	"$WORK/sol.json" "${sane//N/400}"' and r["client"]["wakeups"] <= 400 + 2'
+lat ack --cq-mode event --ack-batch 128 -n 400
+check "--ack-batch 128 ends cleanly, acks in batches" json_check \
+	"$WORK/ack.json" "${sane//N/400}"' and
+	 r["client"]["events_acked"] % 128 == 0 and
+	 r["client"]["wakeups"] - 128 < r["client"]["events_acked"]'
+lat nb --cq-mode event --nonblock --idle-sec 2 -n 300
+check "--nonblock: completes, and idles without a busy loop" json_check \
+	"$WORK/nb.json" "${sane//N/300}"' and r["client"]["idle_cpu_pct"] < 10
+	 and r["server"]["idle_cpu_pct"] < 10'
+lat hyb --cq-mode hybrid --spin-us 1000 -n 300
+check "hybrid with a long spin catches completions while spinning" \
+	json_check "$WORK/hyb.json" "${sane//N/300}"' and
+	 r["client"]["spin_completions"] > 0'
+
+# Warm-up is excluded on both sides; duration mode uses the histogram.
+lat warm --warmup 200 -n 100 --cq-mode event
+check "--warmup 200 -n 100: 100 measured, server counts 100 too" json_check \
+	"$WORK/warm.json" "${sane//N/100}"' and r["server"]["completions"] <= 2 * 100 + 2'
+lat dur -D 2 --cq-mode hybrid
+check "-D 2: about 2 s measured" json_check "$WORK/dur.json" \
+	'1.8 <= r["client"]["seconds"] <= 4 and r["iterations"] > 10 and
+	 r["lat_us"]["min"] <= r["lat_us"]["p50"] <= r["lat_us"]["max"]'
+
+# Mode comparison with idle cost: a row per mode, idle CPU ordered.
+lat cmp --compare-modes --idle-sec 2 -n 300 -s 4096
+check "--compare-modes: a row per mode" json_check "$WORK/cmp.json" \
+	'[x["label"] for x in d["results"]] == ["poll", "event", "hybrid"]'
+check "--idle-sec: every side reports idle CPU" json_check "$WORK/cmp.json" \
+	'all("idle_cpu_pct" in x[s] for x in d["results"] for s in ("client", "server"))'
+idle() { json_get "$WORK/cmp.json" '[x["client"]["idle_cpu_pct"] for x in d["results"] if x["label"] == "'"$1"'"][0]'; }
+echo "# idle CPU %: poll $(idle poll), hybrid $(idle hybrid), event $(idle event)"
+check "idle CPU: poll spins (> 50 %), event sleeps (< 5 %)" \
+	awk -v p="$(idle poll)" -v e="$(idle event)" 'BEGIN { exit !(p > 50 && e < 5) }'
+check "idle CPU order: poll > hybrid >= event" \
+	awk -v p="$(idle poll)" -v h="$(idle hybrid)" -v e="$(idle event)" \
+	'BEGIN { exit !(p > h && h + 0.5 >= e) }'
+
+# Projection from the event-mode row; histogram; -a; human table.
+lat proj --compare-modes --project 100g --poll-batch 64 -s 4096 -n 300
+check "--project 100g at 4 KiB: 3.05 M completions/s, 47.7 k wakeups/s" \
+	json_check "$WORK/proj.json" \
+	'abs(d["projection"]["compl_per_s"] - 3.0518e6) < 1e3 and
+	 abs(d["projection"]["wakeups_per_s"] - 47684) < 10 and
+	 d["projection"]["wakeup_cost_us"] > 0 and d["projection"]["core_pct"] > 0'
+lat hist -H -n 300
+check "-H: histogram buckets add up to the iterations" json_check \
+	"$WORK/hist.json" 'sum(b["count"] for b in r["histogram"]) == 300'
+lat all -a -n 20 --warmup 5
+check "-a: a row per power of two up to 8 MiB" json_check "$WORK/all.json" \
+	'[x["bytes"] for x in d["results"]] == [2 ** k for k in range(1, 24)]'
+"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 -n 200 -H \
+	--compare-modes --project 100g "$ADDR" >"$WORK/human.txt" 2>&1
+check "human table: latency columns, one-way note, histogram, projection" \
+	eval 'grep -q "t_min\[usec\].*p50.*t_avg.*t_stdev.*p99.*p99.9.*p99.99.*t_max" "$WORK/human.txt" &&
+	      grep -qi "one-way" "$WORK/human.txt" && grep -q "#" "$WORK/human.txt" &&
+	      grep -qi "projection" "$WORK/human.txt"' || show "$WORK/human.txt"
+
+stop_server
+check "server stops cleanly on SIGTERM" test "$(grep -c . "$WORK/cq_event_lat.server.err")" -eq 0 ||
+	show "$WORK/cq_event_lat.server.err"
+finish
