@@ -84,6 +84,19 @@ check "solicited: server wakes at most once per solicited message" json_check "$
 	'r["server"]["wakeups"] <= 2000 // 128 + 2 and
 	 r["server"]["completions"] == 2000'
 
+# Bursts: chains of 32 sends land while the receiver is between its last
+# empty poll and re-arming; a lost race would strand them and time out.
+for extra in "" "--solicited" "--nonblock --ack-batch 1"; do
+	out=$WORK/burst.json
+	# shellcheck disable=SC2086
+	"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 -s 64 \
+		-n 6000 -l 32 -t 128 --signal-every 32 --cq-mode event $extra \
+		--output json "$ADDR" >"$out" 2>"$out.err"
+	check "bursts in event mode $extra: every completion reaped" json_check \
+		"$out" 'r["server"]["completions"] == 6000 and
+		 r["server"]["wakeups"] > 0' || show "$out.err"
+done
+
 # Duration mode: warm-up excluded, then about -D seconds of traffic.
 out=$WORK/dur.json
 "$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 -s 4096 -D 2 \
