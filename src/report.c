@@ -503,8 +503,10 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 			" Completions: mode %s  poll batch %" PRIu32
 			"  ack batch %" PRIu32 "  spin %" PRIu32
 			" us  solicited %s  nonblock %s",
-			cqp_cq_mode_name(p->cq_mode), p->poll_batch,
-			p->ack_batch, p->spin_us, p->solicited ? "on" : "off",
+			p->compare_modes ? "a row each"
+					 : cqp_cq_mode_name(p->cq_mode),
+			p->poll_batch, p->ack_batch, p->spin_us,
+			p->solicited ? "on" : "off",
 			p->nonblock ? "on" : "off");
 		if (p->cq_mod_count)
 			fprintf(out,
