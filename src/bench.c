@@ -284,8 +284,10 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 			break;
 		}
 		rc = run_step(ops, run, ctx, &st, &rows[nrows]);
-		if (rc < 0)
+		if (rc < 0) {
+			cqp_rows_free(&rows[nrows], 1);
 			break;
+		}
 		nrows++;
 	}
 out:
@@ -297,6 +299,7 @@ out:
 	if (set_up || run->is_client)
 		print_report(ops, run, rows, nrows,
 			     rc < 0 ? cqp_errmsg() : NULL);
+	cqp_rows_free(rows, nrows);
 	return rc;
 }
 

@@ -221,7 +221,14 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	row->lat_us.p99 = sum.p99 / 1e3;
 	row->lat_us.p99_9 = sum.p99_9 / 1e3;
 	row->lat_us.p99_99 = sum.p99_99 / 1e3;
-	row->hist = p->histogram ? &c->hist : NULL;
+	if (p->histogram) {
+		/* The row outlives this step and this context. */
+		row->hist = malloc(sizeof(*row->hist));
+		if (!row->hist)
+			return cqp_fail(CQP_E_NOMEM,
+					"no memory for a histogram");
+		*row->hist = c->hist;
+	}
 	return 0;
 }
 

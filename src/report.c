@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
@@ -968,6 +969,14 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 		for (e = r->error; *e; e++)
 			fputc((unsigned char)*e < 0x20 ? ' ' : *e, out);
 		fputc('\n', out);
+	}
+}
+
+void cqp_rows_free(struct cqp_row *rows, unsigned nrows)
+{
+	for (unsigned i = 0; i < nrows; i++) {
+		free(rows[i].hist);
+		rows[i].hist = NULL;
 	}
 }
 

@@ -53,7 +53,8 @@ struct cqp_row {
 	bool has_lat;
 	struct cqp_summary lat_us;
 	struct cqp_cost client, server;
-	const struct cqp_hist *hist; /* -H: latency in ns as reported */
+	struct cqp_hist *hist; /* -H: latency in ns as reported; owned, freed
+				* with the row by cqp_rows_free() */
 };
 
 /* What the completion load would be at another line rate, from the
@@ -81,6 +82,9 @@ struct cqp_report {
 	const char *error; /* non-NULL: the run failed (partial) */
 	struct cqp_projection projection; /* valid: cq_event_lat figures */
 };
+
+/* Frees what rows own (their histograms). */
+void cqp_rows_free(struct cqp_row *rows, unsigned nrows);
 
 /* Render the whole record in p->output format to out. */
 void cqp_report_print(const struct cqp_report *r, FILE *out);

@@ -94,9 +94,12 @@ check "--project 100g at 4 KiB: 3.05 M completions/s, 47.7 k wakeups/s" \
 lat hist -H -n 300
 check "-H: histogram buckets add up to the iterations" json_check \
 	"$WORK/hist.json" 'sum(b["count"] for b in r["histogram"]) == 300'
-lat all -a -n 20 --warmup 5
+lat all -a -n 20 --warmup 5 -H
 check "-a: a row per power of two up to 8 MiB" json_check "$WORK/all.json" \
 	'[x["bytes"] for x in d["results"]] == [2 ** k for k in range(1, 24)]'
+check "-a -H: each row has its own histogram" json_check "$WORK/all.json" \
+	'all(sum(b["count"] for b in x["histogram"]) == 20 for x in d["results"])
+	 and d["results"][0]["histogram"] != d["results"][-1]["histogram"]'
 "$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 -n 200 -H \
 	--compare-modes --project 100g "$ADDR" >"$WORK/human.txt" 2>&1
 check "human table: latency columns, one-way note, histogram, projection" \

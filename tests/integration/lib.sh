@@ -28,10 +28,15 @@ not_ok() {
 	echo "not ok - $*"
 	FAILED=1
 }
-check() { # check DESCRIPTION COMMAND...
+check() { # check DESCRIPTION COMMAND...: fails (for `|| show`) when it does
 	local what=$1
 	shift
-	if "$@"; then ok "$what"; else not_ok "$what"; fi
+	if "$@"; then
+		ok "$what"
+		return 0
+	fi
+	not_ok "$what"
+	return 1
 }
 finish() { exit "$FAILED"; }
 
