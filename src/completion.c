@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -141,6 +140,7 @@ void cqp_comp_destroy(struct cqp_comp *c)
 	for (unsigned i = 0; c->chans && i < c->nch; i++)
 		if (c->chans[i])
 			ibv_destroy_comp_channel(c->chans[i]);
+	cqp_watchdog_stop(&c->wd);
 	if (c->epfd >= 0)
 		close(c->epfd);
 	free(c->cqs);
@@ -249,7 +249,7 @@ static int take_event(struct cqp_comp *c, struct ibv_comp_channel *ch)
 	struct cqp_comp_cq *q;
 
 	if (ibv_get_cq_event(ch, &cq, &ctx)) {
-		if (errno == EAGAIN)
+		if (errno == EAGAIN || errno == EINTR)
 			return 0;
 		return cqp_fail(CQP_E_DEVICE, "ibv_get_cq_event: %s",
 				strerror(errno));
@@ -279,18 +279,25 @@ static int drain_channel(struct cqp_comp *c, struct ibv_comp_channel *ch)
 static int wait_event(struct cqp_comp *c)
 {
 	for (;;) {
-		int ms = remaining_ms(c, tick(c));
+		uint64_t now = tick(c);
+		int ms = remaining_ms(c, now);
 		int r, got = 0;
 
 		if (ms == 0)
 			return timed_out(c);
 		if (c->epfd < 0) {
-			struct pollfd pfd = {.fd = c->chans[0]->fd,
-					     .events = POLLIN};
-
-			r = poll(&pfd, 1, ms);
-			if (r > 0)
-				got = drain_channel(c, c->chans[0]);
+			/* One blocking read per wakeup; the watchdog breaks it
+			 * with EINTR once the deadline passes. */
+			if (!c->wd.running &&
+			    (r = cqp_watchdog_start(&c->wd)) < 0)
+				return r;
+			if (ms > 0)
+				cqp_watchdog_arm(&c->wd,
+						 now + (uint64_t)ms * 1000000u);
+			r = got = drain_channel(c, c->chans[0]);
+			cqp_watchdog_disarm(&c->wd);
+			if (got < 0)
+				return got;
 		} else {
 			struct epoll_event ev[16];
 
@@ -453,8 +460,8 @@ int cqp_comp_idle(struct cqp_comp *c, unsigned seconds, double *cpu_pct)
 		return rc;
 	cqp_errclear();
 	wall = cqp_now_ns() - t0;
-	*cpu_pct = wall ? 100.0 * (double)(cqp_thread_cpu_ns() - cpu0) /
-			      (double)wall
-			: 0.0;
+	*cpu_pct =
+	    wall ? 100.0 * (double)(cqp_thread_cpu_ns() - cpu0) / (double)wall
+		 : 0.0;
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "report.h"
+#include "watchdog.h"
 
 struct cqp_comp_cfg {
 	uint32_t mode; /* enum cqp_cq_mode */
@@ -59,6 +60,8 @@ struct cqp_comp {
 	bool progressed;  /* completions since the clock was last read */
 	struct cqp_comp_counters cnt;
 	uint64_t cpu_start_ns, wall_start_ns;
+	struct cqp_watchdog
+	    wd; /* blocking waits: breaks them at the deadline */
 };
 
 /* Creates ncq CQs of `depth` entries (and channels when the mode needs

@@ -1,0 +1,66 @@
+#include "watchdog.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include "error.h"
+#include "stats.h"
+
+#define CHECK_NS (50 * 1000 * 1000) /* deadlines are whole seconds */
+
+static void on_wake(int sig)
+{
+	(void)sig; /* the point is the EINTR */
+}
+
+static void *watch(void *arg)
+{
+	struct cqp_watchdog *w = arg;
+	const struct timespec nap = {0, CHECK_NS};
+
+	for (;;) {
+		uint64_t dl;
+
+		/* A cancellation point: stop() ends the thread here. */
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, NULL);
+		dl =
+		    atomic_load_explicit(&w->deadline_ns, memory_order_relaxed);
+		/* Again every nap while it is past: the signal may have landed
+		 * just before the thread went back to sleep. */
+		if (dl && cqp_now_ns() >= dl)
+			pthread_kill(w->target, SIGUSR1);
+	}
+	return NULL;
+}
+
+int cqp_watchdog_start(struct cqp_watchdog *w)
+{
+	struct sigaction sa;
+	int err;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_wake; /* no SA_RESTART */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return cqp_fail(CQP_E_SYS, "sigaction(SIGUSR1): %s",
+				strerror(errno));
+	w->target = pthread_self();
+	atomic_store(&w->deadline_ns, 0);
+	err = pthread_create(&w->thread, NULL, watch, w);
+	if (err)
+		return cqp_fail(CQP_E_SYS, "starting the watchdog: %s",
+				strerror(err));
+	w->running = true;
+	return 0;
+}
+
+void cqp_watchdog_stop(struct cqp_watchdog *w)
+{
+	if (!w->running)
+		return;
+	pthread_cancel(w->thread);
+	pthread_join(w->thread, NULL);
+	w->running = false;
+}
