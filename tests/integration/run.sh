@@ -13,6 +13,9 @@ if [ ${#tests[@]} -eq 0 ]; then
 	done
 fi
 passed=0 failed=0 skipped=0
+# Timings depend on it: a slow clock source inflates every timestamp.
+cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
+[ -r "$cs" ] && echo "# clock source: $(cat "$cs")"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cqperf-run.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 for t in "${tests[@]}"; do
