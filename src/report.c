@@ -500,15 +500,14 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 	fprintf(out, "  active MTU %" PRIu32 "  link %s\n", d->active_mtu,
 		d->link_layer[0] ? d->link_layer : "(unknown)");
 	if (p && tool_uses(r->tool, offsetof(struct cqp_params, cq_mode))) {
-		fprintf(out,
-			" Completions: mode %s  poll batch %" PRIu32
-			"  ack batch %" PRIu32 "  spin %" PRIu32
-			" us  solicited %s  nonblock %s",
-			p->compare_modes ? "a row each"
-					 : cqp_cq_mode_name(p->cq_mode),
-			p->poll_batch, p->ack_batch, p->spin_us,
-			p->solicited ? "on" : "off",
-			p->nonblock ? "on" : "off");
+		fprintf(
+		    out,
+		    " Completions: mode %s  poll batch %" PRIu32
+		    "  ack batch %" PRIu32 "  spin %" PRIu32
+		    " us  solicited %s  nonblock %s",
+		    p->compare_modes ? "per row" : cqp_cq_mode_name(p->cq_mode),
+		    p->poll_batch, p->ack_batch, p->spin_us,
+		    p->solicited ? "on" : "off", p->nonblock ? "on" : "off");
 		if (p->cq_mod_count)
 			fprintf(out,
 				"  CQ moderation %" PRIu32 "/%" PRIu32 " us",
