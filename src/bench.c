@@ -74,21 +74,6 @@ unsigned cqp_bench_sizes(const struct cqp_params *p, uint64_t max_all_size,
 	return n;
 }
 
-static const struct {
-	const char *key;
-	size_t offset;
-} lat_keys[] = {
-    {"lat_us_min", offsetof(struct cqp_summary, min)},
-    {"lat_us_p50", offsetof(struct cqp_summary, p50)},
-    {"lat_us_avg", offsetof(struct cqp_summary, avg)},
-    {"lat_us_stdev", offsetof(struct cqp_summary, stdev)},
-    {"lat_us_p99", offsetof(struct cqp_summary, p99)},
-    {"lat_us_p99_9", offsetof(struct cqp_summary, p99_9)},
-    {"lat_us_p99_99", offsetof(struct cqp_summary, p99_99)},
-    {"lat_us_max", offsetof(struct cqp_summary, max)},
-};
-#define N_LAT_KEYS (sizeof(lat_keys) / sizeof(lat_keys[0]))
-
 /* Every size, in the chosen mode or, with --compare-modes, in each. */
 static unsigned plan_steps(const struct cqp_bench_ops *ops,
 			   const struct cqp_run *run, struct step *steps)
@@ -120,10 +105,7 @@ static void encode_results(const struct cqp_row *row,
 	cqp_kv_add_double(w, "bw_avg_gbps", row->bw_avg_gbps);
 	cqp_kv_add_double(w, "msg_rate_mpps", row->msg_rate_mpps);
 	cqp_kv_add_u64(w, "has_lat", row->has_lat);
-	for (unsigned i = 0; i < N_LAT_KEYS; i++)
-		cqp_kv_add_double(w, lat_keys[i].key,
-				  *(const double *)((const char *)&row->lat_us +
-						    lat_keys[i].offset));
+	cqp_lat_encode(&row->lat_us, w);
 }
 
 static int decode_results(struct cqp_row *row, struct cqp_cost *theirs,
@@ -156,13 +138,9 @@ static int decode_results(struct cqp_row *row, struct cqp_cost *theirs,
 		if ((rc = cqp_kv_get_u64(text, len, "iterations",
 					 &row->iterations)) < 0)
 			return rc;
-		for (unsigned i = 0; i < N_LAT_KEYS; i++) {
-			rc = cqp_kv_get_double(text, len, lat_keys[i].key,
-					       (double *)((char *)&row->lat_us +
-							  lat_keys[i].offset));
-			if (rc < 0)
-				return rc;
-		}
+		rc = cqp_lat_decode(&row->lat_us, text, len);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }

@@ -971,6 +971,33 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 	}
 }
 
+void cqp_lat_encode(const struct cqp_summary *s, struct cqp_kv_writer *w)
+{
+	char key[32];
+
+	for (unsigned i = 0; i < N_LAT_FIELDS; i++) {
+		snprintf(key, sizeof(key), "lat_us_%s", lat_fields[i].key);
+		cqp_kv_add_double(w, key, lat_value(s, &lat_fields[i]));
+	}
+}
+
+int cqp_lat_decode(struct cqp_summary *s, const char *text, size_t len)
+{
+	char key[32];
+
+	for (unsigned i = 0; i < N_LAT_FIELDS; i++) {
+		int rc;
+
+		snprintf(key, sizeof(key), "lat_us_%s", lat_fields[i].key);
+		rc = cqp_kv_get_double(
+		    text, len, key,
+		    (double *)((char *)s + lat_fields[i].offset));
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 void cqp_rows_free(struct cqp_row *rows, unsigned nrows)
 {
 	for (unsigned i = 0; i < nrows; i++) {

@@ -94,5 +94,8 @@ void cqp_report_print(const struct cqp_report *r, FILE *out);
 struct cqp_kv_writer;
 void cqp_cost_encode(const struct cqp_cost *c, struct cqp_kv_writer *w);
 int cqp_cost_decode(struct cqp_cost *c, const char *text, size_t len);
+/* The same for a latency summary (keys lat_us_min ... lat_us_max). */
+void cqp_lat_encode(const struct cqp_summary *s, struct cqp_kv_writer *w);
+int cqp_lat_decode(struct cqp_summary *s, const char *text, size_t len);
 
 #endif
