@@ -187,8 +187,8 @@ static int poll_pass(struct cqp_comp *c, struct ibv_wc *wc, int max)
 {
 	int n = 0;
 
-	for (unsigned k = 0; k < c->ncq && n < max; k++) {
-		unsigned i = (c->next + k) % c->ncq;
+	/* No division on this path: it runs once per poll in a spin loop. */
+	for (unsigned k = 0, i = c->next; k < c->ncq && n < max; k++) {
 		int want = max - n < (int)c->cfg.poll_batch
 			       ? max - n
 			       : (int)c->cfg.poll_batch;
@@ -201,8 +201,11 @@ static int poll_pass(struct cqp_comp *c, struct ibv_wc *wc, int max)
 		if (r == 0)
 			c->cnt.empty_polls++;
 		n += r;
+		if (++i == c->ncq)
+			i = 0;
 	}
-	c->next = (c->next + 1) % c->ncq;
+	if (++c->next == c->ncq)
+		c->next = 0;
 	for (int i = 0; i < n; i++)
 		if (wc[i].status != IBV_WC_SUCCESS)
 			return bad_completion(&wc[i]);
