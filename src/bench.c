@@ -59,8 +59,10 @@ static int pin_cpu(int cpu)
 	return 0;
 }
 
-unsigned cqp_bench_sizes(const struct cqp_params *p, uint64_t max_all_size,
-			 uint64_t max_size, uint64_t *sizes, unsigned cap)
+/* Sizes a run covers: --all gives powers of two from 2 up to
+ * min(max_all_size, max_size), else just --size. */
+static unsigned bench_sizes(const struct cqp_params *p, uint64_t max_all_size,
+			    uint64_t max_size, uint64_t *sizes, unsigned cap)
 {
 	uint64_t top = max_all_size < max_size ? max_all_size : max_size;
 	unsigned n = 0;
@@ -79,8 +81,8 @@ static unsigned plan_steps(const struct cqp_bench_ops *ops,
 			   const struct cqp_run *run, struct step *steps)
 {
 	uint64_t sizes[MAX_SIZES];
-	unsigned nsizes = cqp_bench_sizes(run->p, ops->max_all_size,
-					  run->max_size, sizes, MAX_SIZES);
+	unsigned nsizes = bench_sizes(run->p, ops->max_all_size, run->max_size,
+				      sizes, MAX_SIZES);
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < nsizes; i++) {
@@ -116,14 +118,18 @@ static int decode_results(struct cqp_row *row, struct cqp_cost *theirs,
 
 	if (rc < 0)
 		return rc;
-	if ((rc = cqp_kv_get_u64(text, len, "has_bw", &has_bw)) < 0)
+	if ((rc = cqp_kv_get_u64(text, len, "has_bw", &has_bw)) < 0 ||
+	    (rc = cqp_kv_get_u64(text, len, "has_lat", &has_lat)) < 0)
 		return rc;
 	/* The client measured the traffic: the server adopts its figures. */
+	if ((has_bw && !row->has_bw) || (has_lat && !row->has_lat)) {
+		rc = cqp_kv_get_u64(text, len, "iterations", &row->iterations);
+		if (rc < 0)
+			return rc;
+	}
 	if (has_bw && !row->has_bw) {
 		row->has_bw = true;
-		if ((rc = cqp_kv_get_u64(text, len, "iterations",
-					 &row->iterations)) < 0 ||
-		    (rc = cqp_kv_get_double(text, len, "bw_peak_gbps",
+		if ((rc = cqp_kv_get_double(text, len, "bw_peak_gbps",
 					    &row->bw_peak_gbps)) < 0 ||
 		    (rc = cqp_kv_get_double(text, len, "bw_avg_gbps",
 					    &row->bw_avg_gbps)) < 0 ||
@@ -131,13 +137,8 @@ static int decode_results(struct cqp_row *row, struct cqp_cost *theirs,
 					    &row->msg_rate_mpps)) < 0)
 			return rc;
 	}
-	if ((rc = cqp_kv_get_u64(text, len, "has_lat", &has_lat)) < 0)
-		return rc;
 	if (has_lat && !row->has_lat) {
 		row->has_lat = true;
-		if ((rc = cqp_kv_get_u64(text, len, "iterations",
-					 &row->iterations)) < 0)
-			return rc;
 		rc = cqp_lat_decode(&row->lat_us, text, len);
 		if (rc < 0)
 			return rc;

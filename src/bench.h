@@ -43,10 +43,4 @@ struct cqp_bench_ops {
 /* The whole of main(): returns the process exit status. */
 int cqp_bench_main(const struct cqp_bench_ops *ops, int argc, char **argv);
 
-/* Sizes a run covers: --all gives powers of two from 2 up to
- * min(max_all_size, max_size), else just --size.  Returns the count
- * written to sizes (at most cap). */
-unsigned cqp_bench_sizes(const struct cqp_params *p, uint64_t max_all_size,
-			 uint64_t max_size, uint64_t *sizes, unsigned cap);
-
 #endif

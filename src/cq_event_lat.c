@@ -10,11 +10,8 @@
 #include "rc.h"
 #include "stats.h"
 
-#define MAX_ALL_SIZE (8ull << 20)
-#define END_IMM	     0xffffffffu /* the client's last ping, echoed back */
-#define MEASURE_IMM  0xfffffffeu /* the first measured ping */
-#define REAP_MAX     16
-#define SAMPLE_CAP   (64u << 20) /* -n beyond this keeps a histogram only */
+#define REAP_MAX   16
+#define SAMPLE_CAP (64u << 20) /* -n beyond this keeps a histogram only */
 
 struct lat_ctx {
 	struct cqp_rc rc;
@@ -23,35 +20,14 @@ struct lat_ctx {
 	uint32_t outstanding; /* sends not yet completed */
 };
 
-static uint64_t buffer_size(const struct cqp_params *p)
-{
-	return p->all ? MAX_ALL_SIZE : p->size;
-}
-
-static uint64_t mem_need(const struct cqp_params *p)
-{
-	return buffer_size(p);
-}
-
-static int prepare(struct cqp_rc *rc, void *arg)
-{
-	const struct cqp_params *p = arg;
-
-	return cqp_rc_post_recvs(rc, 0, p->rx_depth);
-}
-
 static int setup(struct cqp_run *run, void *ctx)
 {
 	struct lat_ctx *c = ctx;
 	const struct cqp_params *p = run->p;
-	uint64_t buf = buffer_size(p);
 	int ret;
 
 	/* Both sides receive, so --solicited applies to both. */
-	ret = cqp_rc_setup(&c->rc, run, buf, true, prepare, run->p);
-	if (run->max_size > buf)
-		run->max_size = buf;
-	run->comp = &c->rc.comp;
+	ret = cqp_rc_setup(&c->rc, run, true);
 	if (ret == 0 && run->is_client && !p->duration_s &&
 	    cqp_samples_init(&c->samples,
 			     p->iters < SAMPLE_CAP ? p->iters : SAMPLE_CAP))
@@ -164,6 +140,10 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	int ret;
 
 	c->samples.n = 0;
+	/* The histogram serves -D, -H and runs beyond the sample store; a
+	 * plain -n run needs only the samples. */
+	bool need_hist = p->duration_s || p->histogram || p->iters > SAMPLE_CAP;
+
 	cqp_hist_init(&c->hist);
 	for (uint64_t i = 0;; i++) {
 		bool first = i == p->warmup;
@@ -183,8 +163,8 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 			return ret;
 		t0 = cqp_now_ns();
 		ret = post_msg(c, size,
-			       last    ? END_IMM
-			       : first ? MEASURE_IMM
+			       last    ? CQP_IMM_END
+			       : first ? CQP_IMM_MEASURE
 				       : 0);
 		if (ret == 0)
 			ret = wait_recv(c, &imm);
@@ -198,7 +178,8 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 
 			measured++;
 			cqp_samples_add(&c->samples, ns);
-			cqp_hist_add(&c->hist, (uint64_t)llround(ns));
+			if (need_hist)
+				cqp_hist_add(&c->hist, (uint64_t)llround(ns));
 		}
 		if (last)
 			break;
@@ -243,14 +224,14 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	int ret;
 
 	cqp_comp_begin(&c->rc.comp);
-	while (imm != END_IMM) {
+	while (imm != CQP_IMM_END) {
 		/* Echo first: reposting is off the critical path. */
 		if ((ret = wait_recv(c, &imm)) < 0 ||
 		    (ret = make_room(c, run->p->tx_depth)) < 0 ||
 		    (ret = post_msg(c, size, imm)) < 0 ||
 		    (ret = cqp_rc_post_recvs(&c->rc, 0, 1)) < 0)
 			return ret;
-		if (imm == MEASURE_IMM)
+		if (imm == CQP_IMM_MEASURE)
 			cqp_comp_begin(&c->rc.comp);
 	}
 	if ((ret = make_room(c, 1)) < 0)
@@ -317,8 +298,8 @@ int main(int argc, char **argv)
 	    .tool = CQP_TOOL_CQ_EVENT_LAT,
 	    .title = "RC SEND ping-pong latency",
 	    .ctx_size = sizeof(struct lat_ctx),
-	    .max_all_size = MAX_ALL_SIZE,
-	    .mem_need = mem_need,
+	    .max_all_size = CQP_RC_ALL_MAX,
+	    .mem_need = cqp_rc_mem_need,
 	    .setup = setup,
 	    .run_size = run_size,
 	    .teardown = teardown,

@@ -9,9 +9,6 @@
 #include "rc.h"
 #include "stats.h"
 
-#define MAX_ALL_SIZE	 (8ull << 20)
-#define END_IMM		 0xffffffffu /* immediate data of a size's last send */
-#define MEASURE_IMM	 0xfffffffeu /* -D: the warm-up is over */
 #define WRID_QP_SHIFT	 48
 #define WRID_IDX_MASK	 ((1ull << WRID_QP_SHIFT) - 1)
 #define REAP_MAX	 64
@@ -20,44 +17,13 @@
 
 struct bw_ctx {
 	struct cqp_rc rc;
-	uint64_t buf_size;
 };
-
-static uint64_t buffer_size(const struct cqp_params *p)
-{
-	return p->all ? MAX_ALL_SIZE : p->size;
-}
-
-static uint64_t mem_need(const struct cqp_params *p)
-{
-	return buffer_size(p) * p->qps;
-}
-
-static int prepare_server(struct cqp_rc *rc, void *arg)
-{
-	const struct cqp_params *p = arg;
-
-	for (unsigned i = 0; i < rc->nqp; i++) {
-		int ret = cqp_rc_post_recvs(rc, i, p->rx_depth);
-		if (ret < 0)
-			return ret;
-	}
-	return 0;
-}
 
 static int setup(struct cqp_run *run, void *ctx)
 {
 	struct bw_ctx *c = ctx;
 
-	int ret;
-
-	c->buf_size = buffer_size(run->p);
-	ret = cqp_rc_setup(&c->rc, run, c->buf_size, !run->is_client,
-			   run->is_client ? NULL : prepare_server, run->p);
-	if (run->max_size > c->buf_size)
-		run->max_size = c->buf_size;
-	run->comp = &c->rc.comp;
-	return ret;
+	return cqp_rc_setup(&c->rc, run, !run->is_client);
 }
 
 static void teardown(struct cqp_run *run, void *ctx)
@@ -124,7 +90,8 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 			w->opcode = IBV_WR_SEND;
 			if (last || (s->mark && i == 0)) {
 				w->opcode = IBV_WR_SEND_WITH_IMM;
-				w->imm_data = last ? END_IMM : MEASURE_IMM;
+				w->imm_data =
+				    last ? CQP_IMM_END : CQP_IMM_MEASURE;
 				s->mark = false;
 			}
 			w->send_flags = send_flags;
@@ -240,9 +207,9 @@ static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
 			repost[wc[k].wr_id]++;
 			if (!(wc[k].wc_flags & IBV_WC_WITH_IMM))
 				continue;
-			if (wc[k].imm_data == END_IMM)
+			if (wc[k].imm_data == CQP_IMM_END)
 				ended++;
-			else if (wc[k].imm_data == MEASURE_IMM)
+			else if (wc[k].imm_data == CQP_IMM_MEASURE)
 				cqp_comp_begin(&rc->comp);
 		}
 		for (unsigned i = 0; i < rc->nqp; i++) {
@@ -276,8 +243,8 @@ int main(int argc, char **argv)
 	    .tool = CQP_TOOL_CQ_POLL_BW,
 	    .title = "RC SEND bandwidth",
 	    .ctx_size = sizeof(struct bw_ctx),
-	    .max_all_size = MAX_ALL_SIZE,
-	    .mem_need = mem_need,
+	    .max_all_size = CQP_RC_ALL_MAX,
+	    .mem_need = cqp_rc_mem_need,
 	    .setup = setup,
 	    .run_size = run_size,
 	    .teardown = teardown,

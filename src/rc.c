@@ -92,11 +92,20 @@ out:
 	return ret;
 }
 
-int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, uint64_t buf_size,
-		 bool receiver, int (*prepare)(struct cqp_rc *rc, void *arg),
-		 void *arg)
+uint64_t cqp_rc_buf_size(const struct cqp_params *p)
+{
+	return p->all ? CQP_RC_ALL_MAX : p->size;
+}
+
+uint64_t cqp_rc_mem_need(const struct cqp_params *p)
+{
+	return cqp_rc_buf_size(p) * p->qps;
+}
+
+int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
 {
 	const struct cqp_params *p = run->p;
+	uint64_t buf_size = cqp_rc_buf_size(p);
 	struct cqp_comp_cfg cfg;
 	uint32_t depth = p->cq_depth ? p->cq_depth : p->tx_depth + p->rx_depth;
 	int ret;
@@ -108,7 +117,9 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, uint64_t buf_size,
 		return ret;
 	rc->dev_open = true;
 	run->dev = rc->dev.info;
-	run->max_size = rc->dev.port_attr.max_msg_sz;
+	run->max_size = rc->dev.port_attr.max_msg_sz < buf_size
+			    ? rc->dev.port_attr.max_msg_sz
+			    : buf_size;
 	ret = cqp_dev_pick_mtu(&rc->dev, p->mtu, &rc->mtu);
 	if (ret < 0)
 		return ret;
@@ -117,6 +128,7 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, uint64_t buf_size,
 	if (ret < 0)
 		return ret;
 	rc->comp_created = true;
+	run->comp = &rc->comp;
 	if (p->cq_mod_count) {
 		ret = cqp_comp_moderate(&rc->comp, p->cq_mod_count,
 					p->cq_mod_usec);
@@ -126,8 +138,8 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, uint64_t buf_size,
 	ret = create_qps(rc, p, buf_size);
 	if (ret < 0)
 		return ret;
-	if (prepare) {
-		ret = prepare(rc, arg);
+	for (unsigned i = 0; receiver && i < rc->nqp; i++) {
+		ret = cqp_rc_post_recvs(rc, i, p->rx_depth);
 		if (ret < 0)
 			return ret;
 	}

@@ -8,6 +8,13 @@
 #include "completion.h"
 #include "verbs.h"
 
+/* Immediate data marking the phases of a step on the wire. */
+#define CQP_IMM_END	0xffffffffu /* the step's last message */
+#define CQP_IMM_MEASURE 0xfffffffeu /* the first measured message */
+
+/* --all stops at this size (or at the device's largest message). */
+#define CQP_RC_ALL_MAX (8ull << 20)
+
 struct cqp_rc {
 	struct cqp_dev dev;
 	bool dev_open;
@@ -20,13 +27,16 @@ struct cqp_rc {
 	enum ibv_mtu mtu;
 };
 
-/* Opens the device, creates CQs, QPs and buf_size buffers, and — before
- * the peer can send — calls prepare (e.g. to post receives), then
- * exchanges endpoints and moves every QP to RTS.  Fills run->dev and
- * run->max_size. */
-int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, uint64_t buf_size,
-		 bool receiver, int (*prepare)(struct cqp_rc *rc, void *arg),
-		 void *arg);
+/* The buffer each QP needs: the largest message the run may send. */
+uint64_t cqp_rc_buf_size(const struct cqp_params *p);
+/* Buffer memory one side registers, for the server's --max-mem. */
+uint64_t cqp_rc_mem_need(const struct cqp_params *p);
+
+/* Opens the device, creates CQs, QPs and their buffers and, on a side
+ * that receives, posts rx-depth receives per QP before the peer can send;
+ * then exchanges endpoints and moves every QP to RTS.  Fills run->dev,
+ * run->max_size (at most the buffer) and run->comp. */
+int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver);
 void cqp_rc_teardown(struct cqp_rc *rc);
 
 /* Posts `count` receives of the whole buffer on QP qp; wr_id = qp. */
