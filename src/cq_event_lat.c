@@ -1,22 +1,19 @@
 /* cq_event_lat: RC ping-pong latency when each side waits for its
  * completions by polling, by completion events or by a hybrid, and what
  * each strategy costs in CPU and wakeups. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
 #include "error.h"
+#include "measure.h"
 #include "rc.h"
-#include "stats.h"
 
-#define REAP_MAX   16
-#define SAMPLE_CAP (64u << 20) /* -n beyond this keeps a histogram only */
+#define REAP_MAX 16
 
 struct lat_ctx {
 	struct cqp_rc rc;
-	struct cqp_samples samples;
-	struct cqp_hist hist;
+	struct cqp_lat_rec rec;
 	uint32_t outstanding; /* sends not yet completed */
 };
 
@@ -28,11 +25,8 @@ static int setup(struct cqp_run *run, void *ctx)
 
 	/* Both sides receive, so --solicited applies to both. */
 	ret = cqp_rc_setup(&c->rc, run, true);
-	if (ret == 0 && run->is_client && !p->duration_s &&
-	    cqp_samples_init(&c->samples,
-			     p->iters < SAMPLE_CAP ? p->iters : SAMPLE_CAP))
-		ret = cqp_fail(CQP_E_NOMEM, "no memory for %llu samples",
-			       (unsigned long long)p->iters);
+	if (ret == 0 && run->is_client)
+		ret = cqp_lat_rec_init(&c->rec, p);
 	return ret;
 }
 
@@ -41,7 +35,7 @@ static void teardown(struct cqp_run *run, void *ctx)
 	struct lat_ctx *c = ctx;
 
 	(void)run;
-	cqp_samples_free(&c->samples);
+	cqp_lat_rec_free(&c->rec);
 	cqp_rc_teardown(&c->rc);
 }
 
@@ -133,18 +127,11 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		      struct cqp_row *row, struct cqp_cost *mine)
 {
 	const struct cqp_params *p = run->p;
-	uint64_t end_ns = 0, measured = 0;
-	double scale = p->rtt ? 1.0 : 0.5;
-	struct cqp_summary sum;
+	uint64_t end_ns = 0;
 	uint32_t imm;
 	int ret;
 
-	c->samples.n = 0;
-	/* The histogram serves -D, -H and runs beyond the sample store; a
-	 * plain -n run needs only the samples. */
-	bool need_hist = p->duration_s || p->histogram || p->iters > SAMPLE_CAP;
-
-	cqp_hist_init(&c->hist);
+	cqp_lat_rec_begin(&c->rec, p);
 	for (uint64_t i = 0;; i++) {
 		bool first = i == p->warmup;
 		bool last;
@@ -173,14 +160,8 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		t1 = cqp_now_ns();
 		if ((ret = cqp_rc_post_recvs(&c->rc, 0, 1)) < 0)
 			return ret;
-		if (i >= p->warmup) {
-			double ns = (double)(t1 - t0) * scale;
-
-			measured++;
-			cqp_samples_add(&c->samples, ns);
-			if (need_hist)
-				cqp_hist_add(&c->hist, (uint64_t)llround(ns));
-		}
+		if (i >= p->warmup)
+			cqp_lat_rec_add(&c->rec, t1 - t0);
 		if (last)
 			break;
 	}
@@ -188,32 +169,7 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	if ((ret = make_room(c, 1)) < 0)
 		return ret;
 	cqp_comp_cost(&c->rc.comp, mine);
-	/* Exact percentiles when every sample was kept; else the histogram,
-	 * whose bound cqperf(7) documents. */
-	if (!p->duration_s && c->samples.n == measured)
-		cqp_samples_summary(&c->samples, &sum);
-	else
-		cqp_hist_summary(&c->hist, &sum);
-	row->has_lat = true;
-	row->iterations = measured;
-	row->lat_us.count = sum.count;
-	row->lat_us.min = sum.min / 1e3;
-	row->lat_us.max = sum.max / 1e3;
-	row->lat_us.avg = sum.avg / 1e3;
-	row->lat_us.stdev = sum.stdev / 1e3;
-	row->lat_us.p50 = sum.p50 / 1e3;
-	row->lat_us.p99 = sum.p99 / 1e3;
-	row->lat_us.p99_9 = sum.p99_9 / 1e3;
-	row->lat_us.p99_99 = sum.p99_99 / 1e3;
-	if (p->histogram) {
-		/* The row outlives this step and this context. */
-		row->hist = malloc(sizeof(*row->hist));
-		if (!row->hist)
-			return cqp_fail(CQP_E_NOMEM,
-					"no memory for a histogram");
-		*row->hist = c->hist;
-	}
-	return 0;
+	return cqp_lat_rec_finish(&c->rec, p, row);
 }
 
 /* Echo every ping until the client's last one. */
@@ -250,48 +206,6 @@ static int run_size(struct cqp_run *run, void *ctx, uint64_t size,
 	return run_server(run, c, size, mine);
 }
 
-/* CPU per wakeup from a row measured in event mode: the client's CPU time
- * over its wakeups (what one sleep-wake-reap cycle costs, all in). */
-static const struct cqp_row *event_row(const struct cqp_run *run,
-				       const struct cqp_report *r)
-{
-	for (unsigned i = r->nrows; i-- > 0;) {
-		const struct cqp_row *row = &r->rows[i];
-		bool event = run->p->compare_modes
-				 ? strcmp(row->label, "event") == 0
-				 : run->p->cq_mode == CQP_CQ_EVENT;
-
-		if (event && row->client.valid && row->client.wakeups)
-			return row;
-	}
-	return NULL;
-}
-
-static void annotate(const struct cqp_run *run, struct cqp_report *r)
-{
-	const struct cqp_params *p = run->p;
-	const struct cqp_row *row = event_row(run, r);
-	struct cqp_projection *pr = &r->projection;
-
-	memset(pr, 0, sizeof(*pr));
-	if (row) {
-		pr->have_cost = true;
-		pr->wakeup_cost_us = row->client.cpu_pct / 100.0 *
-				     row->client.seconds * 1e6 /
-				     (double)row->client.wakeups;
-	}
-	pr->valid = pr->have_cost || p->project_bps;
-	if (!p->project_bps)
-		return;
-	pr->rate_bps = p->project_bps;
-	pr->bytes = row ? row->bytes : p->size;
-	pr->batch = p->poll_batch;
-	pr->compl_per_s = (double)pr->rate_bps / 8.0 / (double)pr->bytes;
-	pr->wakeups_per_s = pr->compl_per_s / pr->batch;
-	if (pr->have_cost)
-		pr->core_pct = pr->wakeups_per_s * pr->wakeup_cost_us / 1e4;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct cqp_bench_ops ops = {
@@ -303,7 +217,7 @@ int main(int argc, char **argv)
 	    .setup = setup,
 	    .run_size = run_size,
 	    .teardown = teardown,
-	    .annotate = annotate,
+	    .annotate = cqp_lat_annotate,
 	};
 
 	return cqp_bench_main(&ops, argc, argv);

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "error.h"
-#include "kv.h"
 
 static uint32_t random_psn(void)
 {
@@ -55,14 +54,9 @@ static int connect_qps(struct cqp_rc *rc, struct cqp_run *run)
 {
 	struct cqp_endpoint *local = calloc(rc->nqp, sizeof(*local));
 	struct cqp_endpoint *remote = calloc(rc->nqp, sizeof(*remote));
-	size_t cap = 160 * (size_t)rc->nqp + 64;
-	char *rec = malloc(cap);
-	struct cqp_kv_writer w;
-	const char *text;
-	uint32_t len;
 	int ret;
 
-	if (!local || !remote || !rec) {
+	if (!local || !remote) {
 		ret = cqp_fail(CQP_E_NOMEM, "out of memory for endpoints");
 		goto out;
 	}
@@ -73,12 +67,7 @@ static int connect_qps(struct cqp_rc *rc, struct cqp_run *run)
 		local[i].gid = rc->dev.gid;
 		local[i].gid_index = (uint32_t)rc->dev.gid_index;
 	}
-	cqp_kv_writer_init(&w, rec, cap);
-	cqp_endpoints_encode(local, rc->nqp, &w);
-	ret = cqp_session_exchange(run->s, CQP_MSG_ENDPOINT, &w, &text, &len);
-	if (ret < 0)
-		goto out;
-	ret = cqp_endpoints_decode(remote, rc->nqp, text, len);
+	ret = cqp_session_exchange_endpoints(run->s, local, remote, rc->nqp);
 	for (unsigned i = 0; ret == 0 && i < rc->nqp; i++)
 		ret = cqp_rc_qp_connect(rc->qps[i], &rc->dev, &local[i],
 					&remote[i], rc->mtu);
@@ -88,7 +77,6 @@ static int connect_qps(struct cqp_rc *rc, struct cqp_run *run)
 out:
 	free(local);
 	free(remote);
-	free(rec);
 	return ret;
 }
 

@@ -8,10 +8,6 @@
 #include "completion.h"
 #include "verbs.h"
 
-/* Immediate data marking the phases of a step on the wire. */
-#define CQP_IMM_END	0xffffffffu /* the step's last message */
-#define CQP_IMM_MEASURE 0xfffffffeu /* the first measured message */
-
 /* --all stops at this size (or at the device's largest message). */
 #define CQP_RC_ALL_MAX (8ull << 20)
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "verbs.h"
 
 #ifndef CQP_VERSION
 #define CQP_VERSION "dev"
@@ -217,4 +218,26 @@ void cqp_session_close(struct cqp_session *s)
 	s->lfd = -1;
 	free(s->buf);
 	s->buf = NULL;
+}
+
+int cqp_session_exchange_endpoints(struct cqp_session *s,
+				   const struct cqp_endpoint *local,
+				   struct cqp_endpoint *remote, unsigned n)
+{
+	size_t cap = 160 * (size_t)n + 64;
+	char *rec = malloc(cap);
+	struct cqp_kv_writer w;
+	const char *text;
+	uint32_t len;
+	int rc;
+
+	if (!rec)
+		return cqp_fail(CQP_E_NOMEM, "out of memory for endpoints");
+	cqp_kv_writer_init(&w, rec, cap);
+	cqp_endpoints_encode(local, n, &w);
+	rc = cqp_session_exchange(s, CQP_MSG_ENDPOINT, &w, &text, &len);
+	if (rc == 0)
+		rc = cqp_endpoints_decode(remote, n, text, len);
+	free(rec);
+	return rc;
 }

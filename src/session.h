@@ -42,6 +42,12 @@ int cqp_session_exchange(struct cqp_session *s, uint16_t type,
 			 const struct cqp_kv_writer *mine, const char **text,
 			 uint32_t *len);
 
+/* Our QP endpoints for theirs (n each side), by cqp_session_exchange. */
+struct cqp_endpoint;
+int cqp_session_exchange_endpoints(struct cqp_session *s,
+				   const struct cqp_endpoint *local,
+				   struct cqp_endpoint *remote, unsigned n);
+
 /* Per-step start: the client announces the next message size and
  * completion mode (size 0: the run is over, sent as BYE); the server
  * learns them.  Both then pass a barrier. */

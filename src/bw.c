@@ -1,0 +1,159 @@
+#include "bw.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "measure.h"
+#include "stats.h"
+
+#define WRID_QP_SHIFT	 48
+#define WRID_IDX_MASK	 ((1ull << WRID_QP_SHIFT) - 1)
+#define REAP_MAX	 64
+#define CHAIN_MAX	 64
+#define PEAK_INTERVAL_NS (50ull * 1000 * 1000)
+#define WARMUP_NS	 (1000ull * 1000 * 1000)
+
+/* Sender state of one QP. */
+struct txq {
+	uint64_t posted, acked;
+	bool done_posting;
+};
+
+struct sender {
+	const struct cqp_bw_tx *tx;
+	uint32_t size;
+	uint64_t total;	 /* per QP; 0 = until the deadline */
+	uint64_t end_ns; /* -D: when posting stops */
+	unsigned sol_every;
+	bool mark; /* tell the receiver the warm-up is over */
+	struct txq *q;
+};
+
+static bool is_last(const struct sender *s, const struct txq *q, uint64_t now)
+{
+	if (s->total)
+		return q->posted + 1 == s->total;
+	return now >= s->end_ns;
+}
+
+/* Posts as many sends on QP i as the queue has room for, in chains of up
+ * to --post-list. */
+static int post_sends(struct sender *s, unsigned i, uint64_t now)
+{
+	const struct cqp_params *p = s->tx->p;
+	struct txq *q = &s->q[i];
+	struct ibv_send_wr wr[CHAIN_MAX], *bad;
+	struct ibv_sge sge[CHAIN_MAX];
+	unsigned chain = p->post_list < CHAIN_MAX ? p->post_list : CHAIN_MAX;
+
+	while (!q->done_posting && q->posted - q->acked < p->tx_depth) {
+		unsigned n = 0;
+		uint64_t room = p->tx_depth - (q->posted - q->acked);
+
+		while (n < chain && n < room && !q->done_posting) {
+			struct ibv_send_wr *w = &wr[n];
+			uint64_t idx = q->posted;
+			bool last = is_last(s, q, now);
+
+			s->tx->prep(s->tx->arg, i, idx, s->size, w, &sge[n]);
+			w->wr_id = ((uint64_t)i << WRID_QP_SHIFT) | idx;
+			w->next = NULL;
+			w->opcode = IBV_WR_SEND;
+			if (last || (s->mark && i == 0)) {
+				w->opcode = IBV_WR_SEND_WITH_IMM;
+				w->imm_data =
+				    last ? CQP_IMM_END : CQP_IMM_MEASURE;
+				s->mark = false;
+			}
+			if (last || (idx + 1) % p->signal_every == 0)
+				w->send_flags |= IBV_SEND_SIGNALED;
+			if (last || (idx + 1) % s->sol_every == 0)
+				w->send_flags |= IBV_SEND_SOLICITED;
+			if (n)
+				wr[n - 1].next = w;
+			q->posted++;
+			q->done_posting = last;
+			n++;
+		}
+		int err = ibv_post_send(s->tx->qps[i], wr, &bad);
+
+		if (err)
+			return cqp_fail(CQP_E_DEVICE,
+					"ibv_post_send on QP %u: %s",
+					s->tx->qps[i]->qp_num, strerror(err));
+	}
+	return 0;
+}
+
+int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
+		struct cqp_cost *mine, uint64_t *sent)
+{
+	const struct cqp_params *p = tx->p;
+	struct cqp_comp *comp = tx->comp;
+	struct sender s = {.tx = tx, .size = (uint32_t)size};
+	struct cqp_bw_meter bw;
+	struct cqp_bw_result res;
+	struct ibv_wc wc[REAP_MAX];
+	uint64_t now, warm_end = 0, msgs = 0;
+	bool measuring = !p->duration_s;
+	unsigned done = 0;
+	int ret = 0;
+
+	s.q = calloc(tx->nqp, sizeof(*s.q));
+	if (!s.q)
+		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	/* Receivers armed for solicited events must wake before their
+	 * receive queue runs dry, or sender and receiver wait on each
+	 * other. */
+	s.sol_every = p->rx_depth / 4 ? p->rx_depth / 4 : 1;
+	now = cqp_now_ns();
+	if (p->duration_s) {
+		warm_end = now + WARMUP_NS;
+		s.end_ns = warm_end + (uint64_t)p->duration_s * 1000000000ull;
+	} else {
+		s.total = p->iters;
+	}
+	cqp_comp_begin(comp);
+	cqp_bw_start(&bw, now, PEAK_INTERVAL_NS);
+	while (done < tx->nqp) {
+		for (unsigned i = 0; i < tx->nqp; i++)
+			if ((ret = post_sends(&s, i, now)) < 0)
+				goto out;
+		ret = cqp_comp_reap(comp, wc, REAP_MAX);
+		if (ret < 0)
+			goto out;
+		now = cqp_now_ns();
+		msgs = 0;
+		for (int k = 0; k < ret; k++) {
+			unsigned qi = (unsigned)(wc[k].wr_id >> WRID_QP_SHIFT);
+			struct txq *q = &s.q[qi];
+			uint64_t upto = (wc[k].wr_id & WRID_IDX_MASK) + 1;
+
+			msgs += upto - q->acked;
+			q->acked = upto;
+			if (q->done_posting && q->acked == q->posted)
+				done++;
+		}
+		if (!measuring && now >= warm_end) {
+			/* Warm-up over: measure from here. */
+			measuring = true;
+			s.mark = true;
+			cqp_comp_begin(comp);
+			cqp_bw_start(&bw, now, PEAK_INTERVAL_NS);
+			continue;
+		}
+		cqp_bw_add(&bw, now, msgs * size, msgs);
+	}
+	ret = 0;
+	cqp_comp_cost(comp, mine);
+	cqp_bw_finish(&bw, &res);
+	cqp_bw_row(row, &res);
+	*sent = 0;
+	for (unsigned i = 0; i < tx->nqp; i++)
+		*sent += s.q[i].posted;
+out:
+	free(s.q);
+	return ret;
+}

@@ -1,0 +1,36 @@
+/* The sending side of a bandwidth step, shared by the bandwidth mains:
+ * keep every QP's send queue full (chains of --post-list, a completion
+ * every --signal-every, solicited marks for a receiver armed for them),
+ * mark the measured phase and the last message with immediate data, reap
+ * send completions in the configured mode, and meter the rate. */
+#ifndef CQP_BW_H
+#define CQP_BW_H
+
+#include <infiniband/verbs.h>
+#include <stdint.h>
+
+#include "completion.h"
+#include "options.h"
+#include "report.h"
+
+struct cqp_bw_tx {
+	const struct cqp_params *p;
+	struct cqp_comp *comp;
+	struct ibv_qp **qps;
+	unsigned nqp;
+	/* Fills message idx of QP qp: sge, sg_list, num_sge, the inline
+	 * flag and any transport fields; the caller of prep sets the rest
+	 * (wr_id, opcode, immediate, signaling, chaining). */
+	void (*prep)(void *arg, unsigned qp, uint64_t idx, uint32_t size,
+		     struct ibv_send_wr *wr, struct ibv_sge *sge);
+	void *arg;
+};
+
+/* Sends one step of `size` bytes per message: --iters per QP, or for
+ * --duration seconds after a second of warm-up.  Fills the row's
+ * bandwidth figures, this side's cost and *sent (every message posted,
+ * warm-up included). */
+int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
+		struct cqp_cost *mine, uint64_t *sent);
+
+#endif

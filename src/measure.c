@@ -1,0 +1,130 @@
+#include "measure.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+#define SAMPLE_CAP (64u << 20) /* -n beyond this keeps a histogram only */
+
+int cqp_lat_rec_init(struct cqp_lat_rec *r, const struct cqp_params *p)
+{
+	memset(r, 0, sizeof(*r));
+	if (p->duration_s)
+		return 0;
+	if (cqp_samples_init(&r->samples,
+			     p->iters < SAMPLE_CAP ? p->iters : SAMPLE_CAP))
+		return cqp_fail(CQP_E_NOMEM, "no memory for %llu samples",
+				(unsigned long long)p->iters);
+	return 0;
+}
+
+void cqp_lat_rec_free(struct cqp_lat_rec *r)
+{
+	cqp_samples_free(&r->samples);
+}
+
+void cqp_lat_rec_begin(struct cqp_lat_rec *r, const struct cqp_params *p)
+{
+	r->samples.n = 0;
+	r->measured = 0;
+	r->scale = p->rtt ? 1.0 : 0.5;
+	/* A plain -n run needs only the samples. */
+	r->need_hist = p->duration_s || p->histogram || p->iters > SAMPLE_CAP;
+	cqp_hist_init(&r->hist);
+}
+
+void cqp_lat_rec_add(struct cqp_lat_rec *r, uint64_t rtt_ns)
+{
+	double ns = (double)rtt_ns * r->scale;
+
+	r->measured++;
+	if (r->samples.cap)
+		cqp_samples_add(&r->samples, ns);
+	if (r->need_hist)
+		cqp_hist_add(&r->hist, (uint64_t)llround(ns));
+}
+
+int cqp_lat_rec_finish(struct cqp_lat_rec *r, const struct cqp_params *p,
+		       struct cqp_row *row)
+{
+	struct cqp_summary sum;
+
+	/* Exact percentiles when every sample was kept; else the histogram,
+	 * whose bound cqperf(7) documents. */
+	if (r->samples.cap && r->samples.n == r->measured)
+		cqp_samples_summary(&r->samples, &sum);
+	else
+		cqp_hist_summary(&r->hist, &sum);
+	row->has_lat = true;
+	row->iterations = r->measured;
+	row->lat_us.count = sum.count;
+	row->lat_us.min = sum.min / 1e3;
+	row->lat_us.max = sum.max / 1e3;
+	row->lat_us.avg = sum.avg / 1e3;
+	row->lat_us.stdev = sum.stdev / 1e3;
+	row->lat_us.p50 = sum.p50 / 1e3;
+	row->lat_us.p99 = sum.p99 / 1e3;
+	row->lat_us.p99_9 = sum.p99_9 / 1e3;
+	row->lat_us.p99_99 = sum.p99_99 / 1e3;
+	if (p->histogram) {
+		/* The row outlives this step and the binary's context. */
+		row->hist = malloc(sizeof(*row->hist));
+		if (!row->hist)
+			return cqp_fail(CQP_E_NOMEM,
+					"no memory for a histogram");
+		*row->hist = r->hist;
+	}
+	return 0;
+}
+
+void cqp_bw_row(struct cqp_row *row, const struct cqp_bw_result *res)
+{
+	row->has_bw = true;
+	row->iterations = res->msgs;
+	row->bw_avg_gbps = res->avg_bps * 8 / 1e9;
+	row->bw_peak_gbps = res->peak_bps * 8 / 1e9;
+	row->msg_rate_mpps = res->msg_rate / 1e6;
+}
+
+/* The client's event-mode row: what one sleep-wake-reap cycle costs. */
+static const struct cqp_row *event_row(const struct cqp_run *run,
+				       const struct cqp_report *r)
+{
+	for (unsigned i = r->nrows; i-- > 0;) {
+		const struct cqp_row *row = &r->rows[i];
+		bool event = run->p->compare_modes
+				 ? strcmp(row->label, "event") == 0
+				 : run->p->cq_mode == CQP_CQ_EVENT;
+
+		if (event && row->client.valid && row->client.wakeups)
+			return row;
+	}
+	return NULL;
+}
+
+void cqp_lat_annotate(const struct cqp_run *run, struct cqp_report *r)
+{
+	const struct cqp_params *p = run->p;
+	const struct cqp_row *row = event_row(run, r);
+	struct cqp_projection *pr = &r->projection;
+
+	memset(pr, 0, sizeof(*pr));
+	if (row) {
+		pr->have_cost = true;
+		pr->wakeup_cost_us = row->client.cpu_pct / 100.0 *
+				     row->client.seconds * 1e6 /
+				     (double)row->client.wakeups;
+	}
+	pr->valid = pr->have_cost || p->project_bps;
+	if (!p->project_bps)
+		return;
+	pr->rate_bps = p->project_bps;
+	pr->bytes = row ? row->bytes : p->size;
+	pr->batch = p->poll_batch;
+	pr->compl_per_s = (double)pr->rate_bps / 8.0 / (double)pr->bytes;
+	pr->wakeups_per_s = pr->compl_per_s / pr->batch;
+	if (pr->have_cost)
+		pr->core_pct = pr->wakeups_per_s * pr->wakeup_cost_us / 1e4;
+}

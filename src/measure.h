@@ -1,0 +1,42 @@
+/* What the benchmark mains share once traffic runs: recording latency
+ * samples into a row, filling a bandwidth row, and the load projection
+ * that latency binaries derive from their event-mode cost. */
+#ifndef CQP_MEASURE_H
+#define CQP_MEASURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bench.h"
+#include "report.h"
+#include "stats.h"
+
+/* Latency of one step: exact samples when they fit, a histogram for -D,
+ * -H and runs beyond the sample store. */
+struct cqp_lat_rec {
+	struct cqp_samples samples;
+	struct cqp_hist hist;
+	bool need_hist;
+	uint64_t measured;
+	double scale; /* 0.5: one-way from a round trip; 1.0 with --rtt */
+};
+
+/* Client side: allocates the sample store for p->iters. */
+int cqp_lat_rec_init(struct cqp_lat_rec *r, const struct cqp_params *p);
+void cqp_lat_rec_free(struct cqp_lat_rec *r);
+/* Forgets the last step's figures. */
+void cqp_lat_rec_begin(struct cqp_lat_rec *r, const struct cqp_params *p);
+/* One measured round trip, in nanoseconds. */
+void cqp_lat_rec_add(struct cqp_lat_rec *r, uint64_t rtt_ns);
+/* The step's summary (and, with -H, its histogram) into row. */
+int cqp_lat_rec_finish(struct cqp_lat_rec *r, const struct cqp_params *p,
+		       struct cqp_row *row);
+
+/* A bandwidth meter's result into row. */
+void cqp_bw_row(struct cqp_row *row, const struct cqp_bw_result *res);
+
+/* The annotate hook of latency binaries: CPU per wakeup from the
+ * client's event-mode row and, with --project, the load at that rate. */
+void cqp_lat_annotate(const struct cqp_run *run, struct cqp_report *r);
+
+#endif
