@@ -108,6 +108,7 @@ static void encode_results(const struct cqp_row *row,
 	cqp_kv_add_double(w, "msg_rate_mpps", row->msg_rate_mpps);
 	cqp_kv_add_u64(w, "has_lat", row->has_lat);
 	cqp_lat_encode(&row->lat_us, w);
+	cqp_delivery_encode(row, w);
 }
 
 static int decode_results(struct cqp_row *row, struct cqp_cost *theirs,
@@ -117,6 +118,8 @@ static int decode_results(struct cqp_row *row, struct cqp_cost *theirs,
 	int rc = cqp_cost_decode(theirs, text, len);
 
 	if (rc < 0)
+		return rc;
+	if ((rc = cqp_delivery_decode(row, text, len)) < 0)
 		return rc;
 	if ((rc = cqp_kv_get_u64(text, len, "has_bw", &has_bw)) < 0 ||
 	    (rc = cqp_kv_get_u64(text, len, "has_lat", &has_lat)) < 0)
@@ -233,8 +236,12 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 	if (!ctx)
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
 	rc = ops->setup(run, ctx);
-	if (rc < 0)
+	if (rc < 0) {
+		/* Whatever setup got as far as creating goes, so that a
+		 * persistent server does not leak a failed client's QPs. */
+		ops->teardown(run, ctx);
 		goto out;
+	}
 	set_up = true;
 	if (run->is_client) {
 		if (!run->p->all && run->p->size > run->max_size) {

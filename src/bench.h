@@ -14,6 +14,10 @@
 #include "report.h"
 #include "session.h"
 
+/* Immediate data marking the phases of a step on the wire. */
+#define CQP_IMM_END	0xffffffffu /* the step's last message */
+#define CQP_IMM_MEASURE 0xfffffffeu /* the first measured message */
+
 struct cqp_run {
 	struct cqp_params *p;
 	struct cqp_session *s;

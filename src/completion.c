@@ -395,6 +395,23 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 	}
 }
 
+int cqp_comp_reap_within(struct cqp_comp *c, struct ibv_wc *wc, int max,
+			 uint32_t wait_ms)
+{
+	int saved = c->cfg.timeout_ms, rc;
+
+	c->cfg.timeout_ms = wait_ms ? (int)wait_ms : 1;
+	c->last_ns = cqp_now_ns();
+	c->progressed = false;
+	rc = cqp_comp_reap(c, wc, max);
+	c->cfg.timeout_ms = saved;
+	if (rc < 0 && cqp_errcode() == CQP_E_TIMEOUT) {
+		cqp_errclear();
+		return 0;
+	}
+	return rc;
+}
+
 void cqp_comp_begin(struct cqp_comp *c)
 {
 	memset(&c->cnt, 0, sizeof(c->cnt));
@@ -447,21 +464,15 @@ void cqp_comp_set_mode(struct cqp_comp *c, uint32_t mode)
 int cqp_comp_idle(struct cqp_comp *c, unsigned seconds, double *cpu_pct)
 {
 	struct ibv_wc wc[4];
-	int saved = c->cfg.timeout_ms, rc;
 	uint64_t cpu0 = cqp_thread_cpu_ns(), t0 = cqp_now_ns(), wall;
-
 	/* The wait ends by the no-progress deadline, which is the point. */
-	c->cfg.timeout_ms = (int)seconds * 1000;
-	c->last_ns = t0;
-	c->progressed = false;
-	rc = cqp_comp_reap(c, wc, 4);
-	c->cfg.timeout_ms = saved;
+	int rc = cqp_comp_reap_within(c, wc, 4, seconds * 1000u);
+
 	if (rc > 0)
 		return cqp_fail(CQP_E_PROTO, "a completion arrived while the "
 					     "connection should be idle");
-	if (cqp_errcode() != CQP_E_TIMEOUT)
+	if (rc < 0)
 		return rc;
-	cqp_errclear();
 	wall = cqp_now_ns() - t0;
 	*cpu_pct =
 	    wall ? 100.0 * (double)(cqp_thread_cpu_ns() - cpu0) / (double)wall

@@ -87,6 +87,12 @@ int cqp_comp_moderate(struct cqp_comp *c, uint32_t count, uint32_t usec);
  * CQP_E_INTERRUPTED. */
 int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max);
 
+/* Like cqp_comp_reap, but returns 0 when no completion arrived within
+ * wait_ms (the blocking event wait notices within the watchdog's 50 ms
+ * tick).  For protocols that must act on silence: UD retries, ends. */
+int cqp_comp_reap_within(struct cqp_comp *c, struct ibv_wc *wc, int max,
+			 uint32_t wait_ms);
+
 /* Zeroes the counters and starts the CPU and wall clocks of the measured
  * phase; cqp_comp_cost() reports them since then. */
 void cqp_comp_begin(struct cqp_comp *c);

@@ -849,3 +849,10 @@ int cqp_oob_barrier(struct cqp_oob *o, const char *name)
 				o->peer, phase, name);
 	return 0;
 }
+
+bool cqp_oob_pending(const struct cqp_oob *o)
+{
+	struct pollfd pfd = {.fd = o->fd, .events = POLLIN};
+
+	return o->fd >= 0 && poll(&pfd, 1, 0) > 0;
+}

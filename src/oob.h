@@ -83,4 +83,9 @@ int cqp_oob_hello(struct cqp_oob *o, const char *tool, const char *version);
 /* Both sides send BARRIER(name) and wait for the peer's. */
 int cqp_oob_barrier(struct cqp_oob *o, const char *name);
 
+/* True when the peer has sent something (or hung up) that we have not
+ * read: lets a loop that waits on the network notice its peer.  Never
+ * blocks. */
+bool cqp_oob_pending(const struct cqp_oob *o);
+
 #endif

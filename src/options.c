@@ -2,7 +2,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <arpa/inet.h>
 #include <getopt.h>
+#include <netinet/in.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 	 CQP_TOOL_UD_SEND_LAT)
 #define BW_TOOLS   (CQP_TOOL_CQ_POLL_BW | CQP_TOOL_UD_SEND_BW)
 #define LAT_TOOLS  (CQP_TOOL_CQ_EVENT_LAT | CQP_TOOL_UD_SEND_LAT)
+#define UD_TOOLS   (CQP_TOOL_UD_SEND_BW | CQP_TOOL_UD_SEND_LAT)
 #define ALL	   CQP_TOOL_ALL
 #define NEG	   CQP_OPTF_NEGOTIATED
 #define OFF(field) offsetof(struct cqp_params, field)
@@ -91,6 +94,18 @@ const struct cqp_option cqp_options[] = {
 	 "non-blocking completion channel served with epoll and a timeout", RDMA_TOOLS, NEG},
 	{"cq-mod", 0, CQP_OPT_CQMOD, 0, 0, 1, 65535, NULL, "COUNT[,USEC]",
 	 "hardware CQ moderation via ibv_modify_cq (USEC 0..65535)", RDMA_TOOLS, NEG},
+	{"qkey", 0, CQP_OPT_U32, OFF(qkey), 0, 0, 0x7fffffff, NULL, "KEY",
+	 "Q_Key of the UD QPs (keys with the top bit set are privileged)", UD_TOOLS, NEG},
+	{"srq", 0, CQP_OPT_FLAG, OFF(srq), 0, 0, 1, NULL, NULL,
+	 "post the receiving side's receives on one shared receive queue for all its QPs", UD_TOOLS, NEG},
+	{"verify", 0, CQP_OPT_FLAG, OFF(verify), 0, 0, 1, NULL, NULL,
+	 "payloads carry a pattern and a sequence number that the receiver checks; a mismatch fails the run", UD_TOOLS, NEG},
+	{"rdma-cm", 0, CQP_OPT_FLAG, OFF(rdma_cm), 0, 0, 1, NULL, NULL,
+	 "set the UD path up through RDMA CM (RDMA_PS_UDP) instead of exchanging QP numbers over TCP", UD_TOOLS, NEG},
+	{"mcast", 0, CQP_OPT_STR, OFF(mcast), sizeof(((struct cqp_params *)0)->mcast), 0, 0, NULL, "GID",
+	 "send to this multicast group; the server's QPs join it (ff0e::1, or ::ffff:239.1.1.1 on RoCE v2)", CQP_TOOL_UD_SEND_BW, NEG},
+	{"retry-us", 0, CQP_OPT_U32, OFF(retry_us), 0, 1000, 60000000, NULL, "USEC",
+	 "deadline of one exchange; a datagram lost on the way is retried and counted", CQP_TOOL_UD_SEND_LAT, NEG},
 	{"output", 0, CQP_OPT_ENUM, OFF(output), 0, 0, 2, output_words, "FMT",
 	 "report format: human, json or csv", ALL, 0},
 	{"report-gbits", 0, CQP_OPT_FLAG, OFF(report_gbits), 0, 0, 1, NULL, NULL,
@@ -163,6 +178,8 @@ void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool)
 	p->poll_batch = 16;
 	p->ack_batch = 16;
 	p->spin_us = 50;
+	p->qkey = 0x11111111;
+	p->retry_us = 100000;
 	if (tool & LAT_TOOLS) {
 		/* One message in flight: perftest's latency defaults. */
 		p->size = 2;
@@ -170,6 +187,10 @@ void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool)
 		p->rx_depth = 16;
 		p->warmup = 100;
 	}
+	/* A UD message is one packet: fit the smallest RoCE path MTU on
+	 * standard Ethernet. */
+	if (tool == CQP_TOOL_UD_SEND_BW)
+		p->size = 1024;
 }
 
 static void *field(const struct cqp_option *o, struct cqp_params *p)
@@ -633,9 +654,31 @@ int cqp_params_parse(struct cqp_params *p, enum cqp_tool tool, int argc,
 	return cqp_params_validate(p, tool);
 }
 
+/* A multicast GID: ff00::/8, or an IPv4-mapped 224.0.0.0/4 (RoCE v2). */
+static bool is_mcast_gid(const char *text)
+{
+	struct in6_addr a;
+
+	if (inet_pton(AF_INET6, text, &a) != 1)
+		return false;
+	if (a.s6_addr[0] == 0xff)
+		return true;
+	return IN6_IS_ADDR_V4MAPPED(&a) && (a.s6_addr[12] & 0xf0) == 0xe0;
+}
+
 int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
 {
 	(void)tool;
+	if (p->mcast[0] && !is_mcast_gid(p->mcast))
+		return cqp_fail(
+		    CQP_E_USAGE,
+		    "--mcast: '%s' is not a multicast GID (ff00::/8, "
+		    "or ::ffff:224.0.0.0/100 for RoCE v2)",
+		    p->mcast);
+	if (p->mcast[0] && p->rdma_cm)
+		return cqp_fail(CQP_E_USAGE,
+				"--mcast and --rdma-cm conflict: multicast "
+				"joins with ibv_attach_mcast");
 	if (p->mtu && (p->mtu & (p->mtu - 1)))
 		return cqp_fail(CQP_E_USAGE,
 				"--mtu: '%u' is not one of 256, 512, 1024, "
@@ -712,11 +755,13 @@ int cqp_params_decode(struct cqp_params *p, enum cqp_tool tool,
 			p->cq_mod_count = d.cq_mod_count;
 			p->cq_mod_usec = d.cq_mod_usec;
 		} else {
-			size_t sz =
-			    o->type == CQP_OPT_FLAG ? sizeof(bool)
-			    : o->type == CQP_OPT_U64 || o->type == CQP_OPT_SIZE
-				? sizeof(uint64_t)
-				: sizeof(uint32_t);
+			size_t sz = o->type == CQP_OPT_FLAG  ? sizeof(bool)
+				    : o->type == CQP_OPT_STR ? o->str_cap
+				    : o->type == CQP_OPT_U64 ||
+					    o->type == CQP_OPT_SIZE ||
+					    o->type == CQP_OPT_RATE
+					? sizeof(uint64_t)
+					: sizeof(uint32_t);
 			memcpy(field(o, p), cfield(o, &d), sz);
 		}
 	}

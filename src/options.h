@@ -70,6 +70,13 @@ struct cqp_params {
 	bool nonblock;
 	uint32_t cq_mod_count; /* 0 = no CQ moderation */
 	uint32_t cq_mod_usec;
+	/* UD */
+	uint32_t qkey;
+	bool srq;	   /* the server's receives on one shared queue */
+	bool verify;	   /* payloads carry a checked pattern and sequence */
+	bool rdma_cm;	   /* UD path through RDMA CM instead of the oob */
+	char mcast[64];	   /* "" = unicast, else the group's GID */
+	uint32_t retry_us; /* ud_send_lat: deadline of one exchange */
 };
 
 enum cqp_opt_type {

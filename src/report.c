@@ -46,6 +46,7 @@ static const struct cost_field {
     REQ("spin_completions", FIELD_U64, spin_completions),
     REQ("sleep_completions", FIELD_U64, sleep_completions),
     OPT("idle_cpu_pct", FIELD_DOUBLE, idle_cpu_pct, has_idle),
+    OPT("rx_mem_bytes", FIELD_U64, rx_mem_bytes, has_rx_mem),
 #undef REQ
 #undef OPT
 };
@@ -160,7 +161,10 @@ static double lat_value(const struct cqp_summary *s, const struct lat_field *f)
 /* What the rows hold, so that every format shows the same columns. */
 struct shape {
 	bool label, bw, lat, client, server;
-	bool idle; /* some side of some row measured idle CPU */
+	bool idle;     /* some side of some row measured idle CPU */
+	bool rx_mem;   /* some side of some row reported receive memory */
+	bool delivery; /* UD: sent against received */
+	bool lost;     /* ud_send_lat: lost exchanges */
 };
 
 static struct shape report_shape(const struct cqp_report *r)
@@ -178,6 +182,10 @@ static struct shape report_shape(const struct cqp_report *r)
 		s.server |= row->server.valid;
 		s.idle |= (row->client.valid && row->client.has_idle) ||
 			  (row->server.valid && row->server.has_idle);
+		s.rx_mem |= (row->client.valid && row->client.has_rx_mem) ||
+			    (row->server.valid && row->server.has_rx_mem);
+		s.delivery |= row->has_delivery;
+		s.lost |= row->has_lost;
 	}
 	return s;
 }
@@ -392,6 +400,72 @@ static void print_hist(const struct cqp_hist *h, FILE *out)
 	}
 }
 
+/* ---- UD delivery, in words ---- */
+
+double cqp_row_loss_pct(const struct cqp_row *row)
+{
+	double want;
+
+	if (!row->has_delivery || !row->sent)
+		return NAN;
+	want = (double)row->sent * (double)(row->fanout ? row->fanout : 1);
+	return 100.0 * (want - (double)row->received) / want;
+}
+
+double cqp_wire_eff_pct(uint64_t bytes)
+{
+	return 100.0 * (double)bytes / ((double)bytes + 64.0);
+}
+
+static void fmt_bytes(char *buf, size_t cap, uint64_t v)
+{
+	if (v >= (1ull << 20))
+		snprintf(buf, cap, "%.1f MiB", (double)v / (1 << 20));
+	else if (v >= 1024)
+		snprintf(buf, cap, "%.1f KiB", (double)v / 1024);
+	else
+		snprintf(buf, cap, "%" PRIu64 " B", v);
+}
+
+/* Why messages went missing, and what the receive side registered. */
+static void print_delivery(const struct cqp_report *r, const struct shape *s,
+			   FILE *out)
+{
+	const struct cqp_row *mem = NULL;
+	char a[32], b[32];
+
+	for (unsigned i = 0; i < r->nrows; i++) {
+		const struct cqp_row *row = &r->rows[i];
+		double loss = cqp_row_loss_pct(row);
+
+		if ((row->client.valid && row->client.has_rx_mem) ||
+		    (row->server.valid && row->server.has_rx_mem))
+			mem = row;
+		if (!isfinite(loss) || loss <= 0)
+			continue;
+		if (row->rx_dry)
+			fprintf(out,
+				" Loss at %" PRIu64 " B: %.2f%%; the server's "
+				"receives ran out %" PRIu64
+				" times (raise --rx-depth)\n",
+				row->bytes, loss, row->rx_dry);
+		else
+			fprintf(out,
+				" Loss at %" PRIu64 " B: %.2f%% with receives "
+				"always posted: dropped by the network or the "
+				"device\n",
+				row->bytes, loss);
+	}
+	if (!s->rx_mem || !mem)
+		return;
+	fmt_bytes(a, sizeof(a),
+		  mem->client.has_rx_mem ? mem->client.rx_mem_bytes : 0);
+	fmt_bytes(b, sizeof(b),
+		  mem->server.has_rx_mem ? mem->server.rx_mem_bytes : 0);
+	fprintf(out, " Receive memory registered: client %s, server %s\n", a,
+		b);
+}
+
 /* ---- the load projection, in words ---- */
 
 /* Three significant figures and a decimal prefix: "3.05 M", "47.7 k". */
@@ -550,6 +624,13 @@ static void print_human(const struct cqp_report *r, FILE *out)
 			  gbits ? "BW average[Gb/sec]" : "BW average[MB/sec]");
 		line_cell(&l, 13, "MsgRate[Mpps]");
 	}
+	if (s.delivery) {
+		line_cell(&l, 7, "loss%");
+		if (s.bw)
+			line_cell(&l, 9, "wire eff%");
+	}
+	if (s.lost)
+		line_cell(&l, 7, "lost");
 	if (s.lat)
 		for (k = 0; k < N_LAT_FIELDS; k++)
 			line_cell(&l, max_int(NUM_W, (int)strlen(lat_heads[k])),
@@ -594,6 +675,24 @@ static void print_human(const struct cqp_report *r, FILE *out)
 				   row->has_bw ? row->msg_rate_mpps : NAN);
 			line_cell(&l, 13, v);
 		}
+		if (s.delivery) {
+			fmt_double(v, sizeof(v), "%.2f", cqp_row_loss_pct(row));
+			line_cell(&l, 7, v);
+			if (s.bw) {
+				fmt_double(v, sizeof(v), "%.1f",
+					   row->has_delivery
+					       ? cqp_wire_eff_pct(row->bytes)
+					       : NAN);
+				line_cell(&l, 9, v);
+			}
+		}
+		if (s.lost) {
+			if (row->has_lost)
+				snprintf(v, sizeof(v), "%" PRIu64, row->lost);
+			else
+				snprintf(v, sizeof(v), "-");
+			line_cell(&l, 7, v);
+		}
 		if (s.lat)
 			for (k = 0; k < N_LAT_FIELDS; k++) {
 				fmt_double(v, sizeof(v), "%.2f",
@@ -615,6 +714,7 @@ static void print_human(const struct cqp_report *r, FILE *out)
 			print_hist(row->hist, out);
 	}
 	rule(out, width);
+	print_delivery(r, &s, out);
 	print_projection(&r->projection, out);
 	if (r->error)
 		fprintf(out, "partial results: %s\n", r->error);
@@ -790,6 +890,19 @@ static void print_json(const struct cqp_report *r, FILE *out)
 			cqp_json_double(&j, "msg_rate_mpps",
 					row->msg_rate_mpps);
 		}
+		if (row->has_delivery) {
+			cqp_json_u64(&j, "sent", row->sent);
+			cqp_json_u64(&j, "received", row->received);
+			cqp_json_double(&j, "loss_pct", cqp_row_loss_pct(row));
+			cqp_json_u64(&j, "rx_dry", row->rx_dry);
+			if (row->fanout > 1)
+				cqp_json_u64(&j, "fanout", row->fanout);
+			if (row->has_bw)
+				cqp_json_double(&j, "wire_eff_pct",
+						cqp_wire_eff_pct(row->bytes));
+		}
+		if (row->has_lost)
+			cqp_json_u64(&j, "lost_exchanges", row->lost);
 		if (row->has_lat) {
 			cqp_json_obj_begin(&j, "lat_us");
 			for (k = 0; k < N_LAT_FIELDS; k++)
@@ -850,7 +963,10 @@ static void csv_text(FILE *out, const char *s)
 /* An optional figure gets its column when some row has it. */
 static bool csv_has_column(const struct shape *s, const struct cost_field *f)
 {
-	return !f->optional || s->idle;
+	if (!f->optional)
+		return true;
+	return f->present == offsetof(struct cqp_cost, has_rx_mem) ? s->rx_mem
+								   : s->idle;
 }
 
 static void csv_cost_head(FILE *out, const char *side, const struct shape *s)
@@ -920,6 +1036,10 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 	fputs("bytes,iterations", out);
 	if (s.bw)
 		fputs(",bw_peak_gbps,bw_avg_gbps,msg_rate_mpps", out);
+	if (s.delivery)
+		fputs(",sent,received,loss_pct,rx_dry,wire_eff_pct", out);
+	if (s.lost)
+		fputs(",lost_exchanges", out);
 	if (s.lat)
 		for (k = 0; k < N_LAT_FIELDS; k++)
 			fprintf(out, ",lat_us_%s", lat_fields[k].key);
@@ -945,6 +1065,26 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 			csv_double(out, row->has_bw ? row->bw_avg_gbps : NAN);
 			fputc(',', out);
 			csv_double(out, row->has_bw ? row->msg_rate_mpps : NAN);
+		}
+		if (s.delivery) {
+			if (row->has_delivery)
+				fprintf(out, ",%" PRIu64 ",%" PRIu64 ",",
+					row->sent, row->received);
+			else
+				fputs(",,,", out);
+			csv_double(out, cqp_row_loss_pct(row));
+			fputc(',', out);
+			if (row->has_delivery)
+				fprintf(out, "%" PRIu64, row->rx_dry);
+			fputc(',', out);
+			csv_double(out, row->has_delivery && row->has_bw
+					    ? cqp_wire_eff_pct(row->bytes)
+					    : NAN);
+		}
+		if (s.lost) {
+			fputc(',', out);
+			if (row->has_lost)
+				fprintf(out, "%" PRIu64, row->lost);
 		}
 		if (s.lat)
 			for (k = 0; k < N_LAT_FIELDS; k++) {
@@ -994,6 +1134,58 @@ int cqp_lat_decode(struct cqp_summary *s, const char *text, size_t len)
 		    (double *)((char *)s + lat_fields[i].offset));
 		if (rc < 0)
 			return rc;
+	}
+	return 0;
+}
+
+static int kv_has(const char *text, size_t len, const char *key);
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+void cqp_delivery_encode(const struct cqp_row *row, struct cqp_kv_writer *w)
+{
+	if (row->has_delivery) {
+		cqp_kv_add_u64(w, "sent", row->sent);
+		cqp_kv_add_u64(w, "fanout", row->fanout);
+		cqp_kv_add_u64(w, "received", row->received);
+		cqp_kv_add_u64(w, "rx_dry", row->rx_dry);
+	}
+	if (row->has_lost)
+		cqp_kv_add_u64(w, "lost", row->lost);
+}
+
+/* The client knows what it sent, the server what arrived: each side
+ * leaves the other's figures at zero, so the larger one is the truth. */
+int cqp_delivery_decode(struct cqp_row *row, const char *text, size_t len)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+	    {"sent", offsetof(struct cqp_row, sent)},
+	    {"fanout", offsetof(struct cqp_row, fanout)},
+	    {"received", offsetof(struct cqp_row, received)},
+	    {"rx_dry", offsetof(struct cqp_row, rx_dry)},
+	    {"lost", offsetof(struct cqp_row, lost)},
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		uint64_t *f = (uint64_t *)((char *)row + keys[i].off);
+		uint64_t v;
+
+		if (!kv_has(text, len, keys[i].key))
+			continue;
+		if (cqp_kv_get_u64(text, len, keys[i].key, &v) < 0)
+			return cqp_fail(CQP_E_PROTO, "bad '%s' in results",
+					keys[i].key);
+		*f = max_u64(*f, v);
+		if (i == 4)
+			row->has_lost = true;
+		else
+			row->has_delivery = true;
 	}
 	return 0;
 }

@@ -31,6 +31,8 @@ struct cqp_cost {
 	uint64_t sleep_completions; /* hybrid/event: right after a wakeup */
 	bool has_idle;		    /* --idle-sec measured this side */
 	double idle_cpu_pct;	    /* CPU with the connection up and idle */
+	bool has_rx_mem;	    /* UD: receive memory is reported */
+	uint64_t rx_mem_bytes;	    /* receive buffers this side registered */
 };
 
 struct cqp_device_info {
@@ -52,6 +54,15 @@ struct cqp_row {
 	double msg_rate_mpps;		  /* 1e6 messages per second */
 	bool has_lat;
 	struct cqp_summary lat_us;
+	/* UD delivery: what the client sent against what arrived.  Each
+	 * side fills what it knows; the results exchange merges them. */
+	bool has_delivery;
+	uint64_t sent;	   /* messages the client sent */
+	uint64_t fanout;   /* copies of each the server should get */
+	uint64_t received; /* messages the server's receives caught */
+	uint64_t rx_dry;   /* times the server found its receives used up */
+	bool has_lost;	   /* ud_send_lat: exchanges retried after a loss */
+	uint64_t lost;
 	struct cqp_cost client, server;
 	struct cqp_hist *hist; /* -H: latency in ns as reported; owned, freed
 				* with the row by cqp_rows_free() */
@@ -82,6 +93,15 @@ struct cqp_report {
 	const char *error; /* non-NULL: the run failed (partial) */
 	struct cqp_projection projection; /* valid: cq_event_lat figures */
 };
+
+/* UD delivery figures derived from a row: share of expected messages that
+ * never arrived (NaN when unknown), and payload over payload plus the 64
+ * bytes of headers and ICRC every RoCE v2 UD packet carries. */
+double cqp_row_loss_pct(const struct cqp_row *row);
+double cqp_wire_eff_pct(uint64_t bytes);
+/* The row's delivery figures as kv, and merged back from the peer's. */
+void cqp_delivery_encode(const struct cqp_row *row, struct cqp_kv_writer *w);
+int cqp_delivery_decode(struct cqp_row *row, const char *text, size_t len);
 
 /* Frees what rows own (their histograms). */
 void cqp_rows_free(struct cqp_row *rows, unsigned nrows);

@@ -500,3 +500,86 @@ int cqp_rc_qp_connect(struct ibv_qp *qp, const struct cqp_dev *d,
 				strerror(errno));
 	return 0;
 }
+
+int cqp_ud_qp_init(struct ibv_qp *qp, const struct cqp_dev *d, uint32_t qkey)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = d->port;
+	a.qkey = qkey;
+	if (ibv_modify_qp(qp, &a,
+			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			      IBV_QP_QKEY))
+		return cqp_fail(CQP_E_DEVICE, "UD QP %u to INIT: %s",
+				qp->qp_num, strerror(errno));
+	return 0;
+}
+
+int cqp_ud_qp_rts(struct ibv_qp *qp, uint32_t psn)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return cqp_fail(CQP_E_DEVICE, "UD QP %u to RTR: %s", qp->qp_num,
+				strerror(errno));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = psn & 0xffffff;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return cqp_fail(CQP_E_DEVICE, "UD QP %u to RTS: %s", qp->qp_num,
+				strerror(errno));
+	return 0;
+}
+
+int cqp_ah_create(struct cqp_dev *d, const union ibv_gid *gid, uint16_t lid,
+		  struct ibv_ah **ah)
+{
+	struct ibv_ah_attr a;
+	char text[INET6_ADDRSTRLEN];
+
+	memset(&a, 0, sizeof(a));
+	a.dlid = lid;
+	a.port_num = d->port;
+	a.is_global = 1;
+	a.grh.dgid = *gid;
+	a.grh.sgid_index = (uint8_t)d->gid_index;
+	a.grh.hop_limit = 64;
+	*ah = ibv_create_ah(d->pd, &a);
+	if (!*ah) {
+		cqp_gid_str(gid, text, sizeof(text));
+		return cqp_fail(CQP_E_DEVICE,
+				"ibv_create_ah towards GID %s (from GID index "
+				"%d): %s",
+				text, d->gid_index, strerror(errno));
+	}
+	return 0;
+}
+
+int cqp_srq_create(struct cqp_dev *d, uint32_t max_wr, struct ibv_srq **srq)
+{
+	struct ibv_srq_init_attr a;
+
+	if (!d->attr.max_srq)
+		return cqp_fail(CQP_E_USAGE,
+				"--srq: %s has no shared receive "
+				"queues",
+				d->info.name);
+	if (max_wr > (uint32_t)d->attr.max_srq_wr)
+		return cqp_fail(CQP_E_USAGE,
+				"--rx-depth %u: %s allows at most %d receives "
+				"on a shared receive queue",
+				max_wr, d->info.name, d->attr.max_srq_wr);
+	memset(&a, 0, sizeof(a));
+	a.attr.max_wr = max_wr;
+	a.attr.max_sge = 1;
+	*srq = ibv_create_srq(d->pd, &a);
+	if (!*srq)
+		return cqp_fail(CQP_E_DEVICE,
+				"ibv_create_srq (%u receives): %s", max_wr,
+				strerror(errno));
+	return 0;
+}

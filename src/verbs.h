@@ -79,6 +79,17 @@ int cqp_rc_qp_connect(struct ibv_qp *qp, const struct cqp_dev *d,
 		      const struct cqp_endpoint *local,
 		      const struct cqp_endpoint *remote, enum ibv_mtu mtu);
 
+/* RESET -> INIT for a UD QP with Q_Key qkey: receives may be posted. */
+int cqp_ud_qp_init(struct ibv_qp *qp, const struct cqp_dev *d, uint32_t qkey);
+/* INIT -> RTR -> RTS for a UD QP: no peer, only the send PSN. */
+int cqp_ud_qp_rts(struct ibv_qp *qp, uint32_t psn);
+/* An address handle towards gid (a GRH always: RoCE and rxe need one). */
+int cqp_ah_create(struct cqp_dev *d, const union ibv_gid *gid, uint16_t lid,
+		  struct ibv_ah **ah);
+/* A shared receive queue of max_wr receives; a depth the device refuses
+ * (or no SRQ support) becomes a failure naming its limit. */
+int cqp_srq_create(struct cqp_dev *d, uint32_t max_wr, struct ibv_srq **srq);
+
 /* Text GID "fe80::..." for messages and reports. */
 void cqp_gid_str(const union ibv_gid *gid, char *buf, size_t cap);
 

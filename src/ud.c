@@ -1,0 +1,588 @@
+#include "ud.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "ud_cm.h"
+
+#define MCAST_QPN 0xffffffu /* the "any QP" of a multicast send */
+
+/* --verify: the next sequence expected from one sender. */
+struct cqp_ud_seq {
+	uint32_t src_qp;
+	uint64_t next;
+};
+
+static uint32_t random_psn(void)
+{
+	return (uint32_t)random() & 0xffffff;
+}
+
+/* --size if it fits one packet, else the path MTU for --all. */
+static uint64_t payload_want(const struct cqp_params *p)
+{
+	return p->all ? 4096 : p->size;
+}
+
+uint64_t cqp_ud_mem_need(const struct cqp_params *p)
+{
+	uint64_t slot = payload_want(p) + CQP_UD_GRH;
+	uint64_t rx = (p->srq ? 1 : p->qps) * (uint64_t)p->rx_depth * slot;
+	uint64_t tx =
+	    (uint64_t)p->qps * (p->verify ? p->tx_depth : 1) * payload_want(p);
+
+	return rx + tx;
+}
+
+/* ---- the pattern --verify checks ---- */
+
+static uint8_t pattern_byte(uint64_t seq, uint32_t i)
+{
+	return (uint8_t)(seq * 131u + i * 7u + 1u);
+}
+
+void cqp_pattern_fill(uint8_t *buf, uint32_t size, uint64_t seq)
+{
+	uint32_t i;
+
+	for (i = 0; i < size && i < 8; i++)
+		buf[i] = (uint8_t)(seq >> (8 * i));
+	for (; i < size; i++)
+		buf[i] = pattern_byte(seq, i);
+}
+
+uint64_t cqp_pattern_seq(const uint8_t *buf, uint32_t size, uint64_t expect)
+{
+	uint32_t k = size < 8 ? size : 8;
+	uint64_t low = 0, mask;
+
+	for (uint32_t i = 0; i < k; i++)
+		low |= (uint64_t)buf[i] << (8 * i);
+	if (k == 8)
+		return low;
+	/* Only the low bytes travel: the sequence at or after `expect`
+	 * that ends in them. */
+	mask = (1ull << (8 * k)) - 1;
+	return expect + ((low - expect) & mask);
+}
+
+int64_t cqp_pattern_check(const uint8_t *buf, uint32_t size, uint64_t seq)
+{
+	uint32_t i;
+
+	for (i = 0; i < size && i < 8; i++)
+		if (buf[i] != (uint8_t)(seq >> (8 * i)))
+			return i;
+	for (; i < size; i++)
+		if (buf[i] != pattern_byte(seq, i))
+			return i;
+	return -1;
+}
+
+/* ---- receive slots ---- */
+
+static unsigned slot_queue(const struct cqp_ud *ud, uint64_t slot)
+{
+	return ud->srq ? 0 : (unsigned)(slot / ud->rq_depth);
+}
+
+static int post_slots(struct cqp_ud *ud, unsigned q, const uint32_t *slots,
+		      unsigned count)
+{
+	struct ibv_recv_wr wr[32], *bad;
+	struct ibv_sge sge[32];
+
+	/* Chains of up to 32: one call per chain, whatever the count. */
+	while (count) {
+		unsigned n = count < 32 ? count : 32;
+		int err;
+
+		for (unsigned i = 0; i < n; i++) {
+			sge[i].addr = (uintptr_t)ud->rbuf.addr +
+				      (uint64_t)slots[i] * ud->rslot;
+			sge[i].length = ud->rslot;
+			sge[i].lkey = ud->rbuf.mr->lkey;
+			wr[i].wr_id = slots[i];
+			wr[i].sg_list = &sge[i];
+			wr[i].num_sge = 1;
+			wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+		}
+		err = ud->srq ? ibv_post_srq_recv(ud->srq, wr, &bad)
+			      : ibv_post_recv(ud->qps[q], wr, &bad);
+		if (err)
+			return cqp_fail(CQP_E_DEVICE, "posting receives: %s",
+					strerror(err));
+		ud->rq_left[q] += n;
+		slots += n;
+		count -= n;
+	}
+	return 0;
+}
+
+static int post_all_slots(struct cqp_ud *ud)
+{
+	for (unsigned q = 0; q < ud->nrq; q++) {
+		uint32_t *slots = ud->pend + (size_t)q * ud->rq_depth;
+		int rc;
+
+		for (uint32_t i = 0; i < ud->rq_depth; i++)
+			slots[i] = q * ud->rq_depth + i;
+		rc = post_slots(ud, q, slots, ud->rq_depth);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+unsigned cqp_ud_qp_index(const struct cqp_ud *ud, const struct ibv_wc *wc)
+{
+	if (!ud->srq)
+		return slot_queue(ud, wc->wr_id);
+	for (unsigned i = 0; i < ud->nqp; i++)
+		if (ud->qps[i]->qp_num == wc->qp_num)
+			return i;
+	return 0;
+}
+
+void cqp_ud_recv_begin(struct cqp_ud *ud)
+{
+	ud->received = 0;
+	ud->rx_dry = 0;
+}
+
+static struct cqp_ud_seq *sender_seq(struct cqp_ud *ud, uint32_t src_qp)
+{
+	for (unsigned i = 0; i < ud->nseq; i++)
+		if (ud->seq[i].src_qp == src_qp)
+			return &ud->seq[i];
+	if (ud->nseq == ud->nqp)
+		return NULL;
+	ud->seq[ud->nseq].src_qp = src_qp;
+	ud->seq[ud->nseq].next = 0;
+	return &ud->seq[ud->nseq++];
+}
+
+static int verify(struct cqp_ud *ud, const struct ibv_wc *wc, uint32_t size)
+{
+	const uint8_t *pl = cqp_ud_recv_payload(ud, wc);
+	struct cqp_ud_seq *s = sender_seq(ud, wc->src_qp);
+	uint64_t seq;
+	int64_t bad;
+
+	if (!s)
+		return cqp_fail(CQP_E_PROTO,
+				"--verify: a datagram from unknown QP %u",
+				wc->src_qp);
+	seq = cqp_pattern_seq(pl, size, s->next);
+	if (seq < s->next)
+		return cqp_fail(CQP_E_PROTO,
+				"--verify: message %llu from QP %u arrived "
+				"after message %llu",
+				(unsigned long long)seq, wc->src_qp,
+				(unsigned long long)(s->next - 1));
+	bad = cqp_pattern_check(pl, size, seq);
+	if (bad >= 0)
+		return cqp_fail(CQP_E_PROTO,
+				"--verify: message %llu from QP %u: byte %lld "
+				"is 0x%02x, expected 0x%02x",
+				(unsigned long long)seq, wc->src_qp,
+				(long long)bad, pl[bad],
+				bad < 8 ? (uint8_t)(seq >> (8 * bad))
+					: pattern_byte(seq, (uint32_t)bad));
+	s->next = seq + 1;
+	return 0;
+}
+
+int cqp_ud_recv_done(struct cqp_ud *ud, const struct ibv_wc *wc, uint32_t size,
+		     bool check)
+{
+	unsigned q = slot_queue(ud, wc->wr_id);
+
+	if (wc->byte_len != size + CQP_UD_GRH)
+		return cqp_fail(CQP_E_PROTO,
+				"a datagram of %u bytes arrived; this step "
+				"sends %u (+%d GRH)",
+				wc->byte_len - CQP_UD_GRH, size, CQP_UD_GRH);
+	if (check) {
+		int rc = verify(ud, wc, size);
+
+		if (rc < 0)
+			return rc;
+	}
+	ud->received++;
+	if (--ud->rq_left[q] == 0)
+		ud->rx_dry++; /* what arrives now finds no receive */
+	if (ud->npend[q] == 0)
+		ud->dirty[ud->ndirty++] = q;
+	ud->pend[(size_t)q * ud->rq_depth + ud->npend[q]++] =
+	    (uint32_t)wc->wr_id;
+	return 0;
+}
+
+int cqp_ud_recv_flush(struct cqp_ud *ud)
+{
+	while (ud->ndirty) {
+		unsigned q = ud->dirty[--ud->ndirty];
+		int rc = post_slots(ud, q, ud->pend + (size_t)q * ud->rq_depth,
+				    ud->npend[q]);
+
+		ud->npend[q] = 0;
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- sends ---- */
+
+void cqp_ud_prep_send(const struct cqp_ud *ud, unsigned qp, uint64_t slot,
+		      uint32_t size, struct ibv_send_wr *wr,
+		      struct ibv_sge *sge)
+{
+	sge->addr = (uintptr_t)cqp_ud_send_buf(ud, qp, slot);
+	sge->length = size;
+	sge->lkey = ud->sbuf.mr->lkey;
+	memset(wr, 0, sizeof(*wr));
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->opcode = IBV_WR_SEND;
+	wr->send_flags = size <= ud->inline_granted ? IBV_SEND_INLINE : 0;
+	wr->wr.ud.ah = ud->ah;
+	wr->wr.ud.remote_qpn = ud->remote_qpn[qp];
+	wr->wr.ud.remote_qkey = ud->qkey;
+}
+
+/* ---- setup ---- */
+
+static int alloc_state(struct cqp_ud *ud, const struct cqp_params *p,
+		       bool receiver)
+{
+	ud->qps = calloc(p->qps, sizeof(*ud->qps));
+	ud->remote_qpn = calloc(p->qps, sizeof(*ud->remote_qpn));
+	ud->seq = calloc(p->qps, sizeof(*ud->seq));
+	if (receiver) {
+		ud->nrq = p->srq ? 1 : p->qps;
+		ud->rq_depth = p->rx_depth;
+		ud->rq_left = calloc(ud->nrq, sizeof(*ud->rq_left));
+		ud->npend = calloc(ud->nrq, sizeof(*ud->npend));
+		ud->dirty = calloc(ud->nrq, sizeof(*ud->dirty));
+		ud->pend =
+		    calloc((size_t)ud->nrq * ud->rq_depth, sizeof(*ud->pend));
+	}
+	if (!ud->qps || !ud->remote_qpn || !ud->seq ||
+	    (receiver &&
+	     (!ud->rq_left || !ud->npend || !ud->dirty || !ud->pend)))
+		return cqp_fail(CQP_E_NOMEM, "out of memory for %u QPs",
+				p->qps);
+	return 0;
+}
+
+static int create_qps(struct cqp_ud *ud, const struct cqp_params *p,
+		      bool receiver)
+{
+	for (unsigned i = 0; i < p->qps; i++) {
+		struct cqp_qp_req req = {
+		    .type = IBV_QPT_UD,
+		    .send_cq = cqp_comp_cq(&ud->comp, i),
+		    .recv_cq = cqp_comp_cq(&ud->comp, i),
+		    .srq = ud->srq,
+		    .max_send_wr = p->tx_depth,
+		    .max_recv_wr = receiver ? p->rx_depth : 1,
+		    .inline_size = p->inline_size,
+		};
+		uint32_t granted;
+		int rc = cqp_qp_create(&ud->dev, &req, &ud->qps[i], &granted);
+
+		if (rc < 0)
+			return rc;
+		ud->nqp++;
+		if (i == 0 || granted < ud->inline_granted)
+			ud->inline_granted = granted;
+		rc = cqp_ud_qp_init(ud->qps[i], &ud->dev, ud->qkey);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int alloc_buffers(struct cqp_ud *ud, const struct cqp_params *p,
+			 bool sender, bool receiver)
+{
+	int rc;
+
+	ud->rslot = ud->payload_max + CQP_UD_GRH;
+	ud->tx_slots = p->verify ? p->tx_depth : 1;
+	if (sender) {
+		rc = cqp_buf_alloc(&ud->sbuf, ud->dev.pd,
+				   (size_t)ud->nqp * ud->tx_slots *
+				       ud->payload_max,
+				   IBV_ACCESS_LOCAL_WRITE);
+		if (rc < 0)
+			return rc;
+	}
+	if (receiver) {
+		rc = cqp_buf_alloc(&ud->rbuf, ud->dev.pd,
+				   (size_t)ud->nrq * ud->rq_depth * ud->rslot,
+				   IBV_ACCESS_LOCAL_WRITE);
+		if (rc < 0)
+			return rc;
+		rc = post_all_slots(ud);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* On RoCE the kernel delivers a group's packets to the device only when
+ * some socket on that interface belongs to the group at the IP layer (what
+ * rdma_join_multicast does for RDMA CM users); native IB needs nothing. */
+static int ip_join(struct cqp_ud *ud)
+{
+	struct ip_mreq m;
+
+	ud->mcast_fd = -1;
+	if (!IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)ud->mgid.raw) ||
+	    !IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)ud->dev.gid.raw))
+		return 0;
+	memcpy(&m.imr_multiaddr.s_addr, ud->mgid.raw + 12, 4);
+	memcpy(&m.imr_interface.s_addr, ud->dev.gid.raw + 12, 4);
+	ud->mcast_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (ud->mcast_fd < 0 || setsockopt(ud->mcast_fd, IPPROTO_IP,
+					   IP_ADD_MEMBERSHIP, &m, sizeof(m)))
+		return cqp_fail(CQP_E_SYS,
+				"--mcast: joining the group at the IP layer: "
+				"%s",
+				strerror(errno));
+	return 0;
+}
+
+static int join_group(struct cqp_ud *ud, const struct cqp_params *p)
+{
+	int rc;
+
+	if (inet_pton(AF_INET6, p->mcast, ud->mgid.raw) != 1)
+		return cqp_fail(CQP_E_USAGE, "--mcast: '%s' is not a GID",
+				p->mcast);
+	for (unsigned i = 0; i < ud->nqp; i++) {
+		rc = ibv_attach_mcast(ud->qps[i], &ud->mgid, 0);
+		if (rc)
+			return cqp_fail(CQP_E_DEVICE,
+					"--mcast %s: ibv_attach_mcast on QP "
+					"%u: %s",
+					p->mcast, ud->qps[i]->qp_num,
+					strerror(rc));
+		ud->mcast_attached = true;
+	}
+	return ip_join(ud);
+}
+
+static void local_endpoints(const struct cqp_ud *ud, struct cqp_endpoint *ep)
+{
+	for (unsigned i = 0; i < ud->nqp; i++) {
+		ep[i].qpn = ud->qps[i]->qp_num;
+		ep[i].psn = 0;
+		ep[i].lid = ud->dev.port_attr.lid;
+		ep[i].gid = ud->dev.gid;
+		ep[i].gid_index = (uint32_t)ud->dev.gid_index;
+	}
+}
+
+/* QP numbers and GIDs over the oob; one AH serves every QP, since all
+ * the peer's QPs sit behind one port. */
+static int path_oob(struct cqp_ud *ud, struct cqp_run *run,
+		    struct cqp_endpoint *local, struct cqp_endpoint *remote)
+{
+	int rc = cqp_session_exchange_endpoints(run->s, local, remote, ud->nqp);
+
+	for (unsigned i = 0; rc == 0 && i < ud->nqp; i++)
+		ud->remote_qpn[i] = remote[i].qpn;
+	if (rc == 0 && run->is_client && run->p->mcast[0]) {
+		/* Every client QP sends to the group, which every server QP
+		 * joined. */
+		for (unsigned i = 0; i < ud->nqp; i++)
+			ud->remote_qpn[i] = MCAST_QPN;
+		ud->fanout = ud->nqp;
+		return cqp_ah_create(&ud->dev, &ud->mgid, 0, &ud->ah);
+	}
+	if (rc == 0)
+		rc = cqp_ah_create(&ud->dev, &remote[0].gid, remote[0].lid,
+				   &ud->ah);
+	return rc;
+}
+
+static int path_cm(struct cqp_ud *ud, struct cqp_run *run,
+		   struct cqp_endpoint *local, struct cqp_endpoint *remote)
+{
+	const struct cqp_params *p = run->p;
+	int tmo = (int)p->timeout_s * 1000;
+	struct ibv_ah_attr attr;
+	uint32_t qkey = 0;
+	int rc;
+
+	if (!run->is_client) {
+		uint32_t *qpns = calloc(ud->nqp, sizeof(*qpns));
+
+		if (!qpns)
+			return cqp_fail(CQP_E_NOMEM, "out of memory");
+		for (unsigned i = 0; i < ud->nqp; i++)
+			qpns[i] = ud->qps[i]->qp_num;
+		rc = cqp_ud_cm_listen(&ud->cm, (uint16_t)p->port, tmo);
+		/* The client may resolve only once we listen. */
+		if (rc == 0)
+			rc = cqp_oob_barrier(&run->s->oob, "cm-listening");
+		if (rc == 0)
+			rc = cqp_ud_cm_accept(ud->cm, qpns, ud->nqp, remote);
+		free(qpns);
+		if (rc < 0)
+			return rc;
+		for (unsigned i = 0; i < ud->nqp; i++)
+			ud->remote_qpn[i] = remote[i].qpn;
+		return cqp_ah_create(&ud->dev, &remote[0].gid, remote[0].lid,
+				     &ud->ah);
+	}
+	rc = cqp_oob_barrier(&run->s->oob, "cm-listening");
+	if (rc == 0)
+		rc = cqp_ud_cm_connect(&ud->cm, p->host, (uint16_t)p->port, tmo,
+				       local, ud->nqp, &attr, ud->remote_qpn,
+				       &qkey);
+	if (rc < 0)
+		return rc;
+	if (qkey != ud->qkey)
+		return cqp_fail(CQP_E_PROTO,
+				"RDMA CM gave Q_Key 0x%x, our QPs use 0x%x",
+				qkey, ud->qkey);
+	/* Our PD, RDMA CM's path: the port must be ours. */
+	attr.port_num = ud->dev.port;
+	ud->ah = ibv_create_ah(ud->dev.pd, &attr);
+	if (!ud->ah)
+		return cqp_fail(CQP_E_DEVICE,
+				"ibv_create_ah from the RDMA CM path: %s",
+				strerror(errno));
+	return 0;
+}
+
+static int connect_path(struct cqp_ud *ud, struct cqp_run *run)
+{
+	struct cqp_endpoint *local = calloc(ud->nqp, sizeof(*local));
+	struct cqp_endpoint *remote = calloc(ud->nqp, sizeof(*remote));
+	int rc;
+
+	if (!local || !remote) {
+		rc = cqp_fail(CQP_E_NOMEM, "out of memory for endpoints");
+		goto out;
+	}
+	local_endpoints(ud, local);
+	for (unsigned i = 0; i < ud->nqp; i++) {
+		rc = cqp_ud_qp_rts(ud->qps[i], random_psn());
+		if (rc < 0)
+			goto out;
+	}
+	if (!run->is_client && run->p->mcast[0] &&
+	    (rc = join_group(ud, run->p)) < 0)
+		goto out;
+	if (run->is_client && run->p->mcast[0] &&
+	    inet_pton(AF_INET6, run->p->mcast, ud->mgid.raw) != 1) {
+		rc = cqp_fail(CQP_E_USAGE, "--mcast: '%s' is not a GID",
+			      run->p->mcast);
+		goto out;
+	}
+	rc = run->p->rdma_cm ? path_cm(ud, run, local, remote)
+			     : path_oob(ud, run, local, remote);
+	/* Neither side may send before the other's receives are posted. */
+	if (rc == 0)
+		rc = cqp_oob_barrier(&run->s->oob, "connected");
+out:
+	free(local);
+	free(remote);
+	return rc;
+}
+
+int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
+		 bool receiver)
+{
+	const struct cqp_params *p = run->p;
+	uint32_t depth = p->cq_depth ? p->cq_depth : p->tx_depth + p->rx_depth;
+	struct cqp_comp_cfg cfg;
+	enum ibv_mtu mtu;
+	int rc;
+
+	memset(ud, 0, sizeof(*ud));
+	ud->mcast_fd = -1;
+	ud->fanout = 1;
+	ud->qkey = p->rdma_cm ? CQP_UD_CM_QKEY : p->qkey;
+	srandom((unsigned)cqp_now_ns());
+	rc = cqp_dev_open(&ud->dev, p->ib_dev, p->ib_port, p->gid_index);
+	if (rc < 0)
+		return rc;
+	ud->dev_open = true;
+	run->dev = ud->dev.info;
+	rc = cqp_dev_pick_mtu(&ud->dev, p->mtu, &mtu);
+	if (rc < 0)
+		return rc;
+	ud->payload_max = cqp_mtu_bytes(mtu);
+	if (!p->all && p->size > ud->payload_max)
+		return cqp_fail(CQP_E_USAGE,
+				"--size %llu exceeds the UD path MTU of %u "
+				"bytes (%s): a UD message is one packet",
+				(unsigned long long)p->size, ud->payload_max,
+				p->mtu ? "--mtu" : "the port's active MTU");
+	if (!p->all)
+		ud->payload_max = (uint32_t)p->size;
+	run->max_size = ud->payload_max;
+	cqp_comp_cfg_from_params(&cfg, p, receiver, run->stop);
+	rc = cqp_comp_create(&ud->comp, ud->dev.ctx, &cfg, p->qps, depth);
+	if (rc < 0)
+		return rc;
+	ud->comp_created = true;
+	run->comp = &ud->comp;
+	if (p->cq_mod_count &&
+	    (rc = cqp_comp_moderate(&ud->comp, p->cq_mod_count,
+				    p->cq_mod_usec)) < 0)
+		return rc;
+	if ((rc = alloc_state(ud, p, receiver)) < 0)
+		return rc;
+	if (receiver && p->srq &&
+	    (rc = cqp_srq_create(&ud->dev, p->rx_depth, &ud->srq)) < 0)
+		return rc;
+	if ((rc = create_qps(ud, p, receiver)) < 0 ||
+	    (rc = alloc_buffers(ud, p, sender, receiver)) < 0)
+		return rc;
+	return connect_path(ud, run);
+}
+
+void cqp_ud_teardown(struct cqp_ud *ud)
+{
+	for (unsigned i = 0; ud->mcast_attached && i < ud->nqp; i++)
+		ibv_detach_mcast(ud->qps[i], &ud->mgid, 0);
+	if (ud->mcast_fd >= 0)
+		close(ud->mcast_fd);
+	if (ud->cm)
+		cqp_ud_cm_close(ud->cm);
+	if (ud->ah)
+		ibv_destroy_ah(ud->ah);
+	for (unsigned i = 0; i < ud->nqp; i++)
+		ibv_destroy_qp(ud->qps[i]);
+	if (ud->srq)
+		ibv_destroy_srq(ud->srq);
+	cqp_buf_free(&ud->sbuf);
+	cqp_buf_free(&ud->rbuf);
+	if (ud->comp_created)
+		cqp_comp_destroy(&ud->comp);
+	if (ud->dev_open)
+		cqp_dev_close(&ud->dev);
+	free(ud->qps);
+	free(ud->remote_qpn);
+	free(ud->seq);
+	free(ud->rq_left);
+	free(ud->npend);
+	free(ud->dirty);
+	free(ud->pend);
+	memset(ud, 0, sizeof(*ud));
+	ud->mcast_fd = -1;
+}

@@ -1,0 +1,341 @@
+/* ud_send_lat: UD ping-pong latency in each completion mode.  A datagram
+ * may vanish, so every exchange has a deadline (--retry-us): a ping or
+ * pong lost on the way is retried with a fresh sequence number and the
+ * row counts the lost exchanges; nothing waits forever. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "error.h"
+#include "measure.h"
+#include "ud.h"
+
+#define REAP_MAX 16
+#define QUIET_MS 20 /* server: silence before looking for the client */
+
+/* Immediate data of a ping and its pong: which step, which exchange. */
+#define TAG_END	    0x80000000u
+#define TAG_MEASURE 0x40000000u
+#define TAG_STEP(s) (((uint32_t)(s)&0x3f) << 24)
+#define STEP_MASK   0x3f000000u
+#define SEQ_MASK    0x00ffffffu
+
+struct lat_ctx {
+	struct cqp_ud ud;
+	struct cqp_lat_rec rec;
+	uint32_t outstanding; /* sends not yet completed */
+	uint64_t posts;	      /* sends ever posted: picks the send slot */
+	uint32_t step;	      /* both sides count steps alike */
+	uint32_t seq;	      /* client: next ping */
+	uint64_t drop_every;  /* test hook: server ignores every Nth ping */
+	uint64_t pings;
+};
+
+static int setup(struct cqp_run *run, void *ctx)
+{
+	struct lat_ctx *c = ctx;
+	const char *drop = getenv("CQPERF_TEST_DROP_EVERY");
+	int rc = cqp_ud_setup(&c->ud, run, true, true);
+
+	if (!run->is_client && drop)
+		c->drop_every = strtoull(drop, NULL, 10);
+	if (rc == 0 && run->is_client)
+		rc = cqp_lat_rec_init(&c->rec, run->p);
+	return rc;
+}
+
+static void teardown(struct cqp_run *run, void *ctx)
+{
+	struct lat_ctx *c = ctx;
+
+	(void)run;
+	cqp_lat_rec_free(&c->rec);
+	cqp_ud_teardown(&c->ud);
+}
+
+/* One ping or pong on QP qp: signaled, and solicited so that a peer
+ * armed for solicited events wakes for it. */
+static int post_msg(struct lat_ctx *c, unsigned qp, uint32_t size, uint32_t imm,
+		    bool verify)
+{
+	struct cqp_ud *ud = &c->ud;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	int err;
+
+	/* Sends complete in order and fewer than tx-depth are in flight,
+	 * so slot posts % tx-depth is never one still being sent. */
+	cqp_ud_prep_send(ud, qp, c->posts, size, &wr, &sge);
+	if (verify)
+		cqp_pattern_fill(cqp_ud_send_buf(ud, qp, c->posts), size, imm);
+	wr.opcode = IBV_WR_SEND_WITH_IMM;
+	wr.imm_data = imm;
+	wr.send_flags |= IBV_SEND_SIGNALED | IBV_SEND_SOLICITED;
+	err = ibv_post_send(ud->qps[qp], &wr, &bad);
+	if (err)
+		return cqp_fail(CQP_E_DEVICE, "ibv_post_send on QP %u: %s",
+				ud->qps[qp]->qp_num, strerror(err));
+	c->outstanding++;
+	c->posts++;
+	return 0;
+}
+
+/* A receive that must carry imm's pattern (--verify). */
+static int check_payload(const struct cqp_ud *ud, const struct ibv_wc *wc,
+			 uint32_t size)
+{
+	int64_t bad =
+	    cqp_pattern_check(cqp_ud_recv_payload(ud, wc), size, wc->imm_data);
+
+	if (bad >= 0)
+		return cqp_fail(CQP_E_PROTO,
+				"--verify: message 0x%08x: byte %lld differs",
+				wc->imm_data, (long long)bad);
+	return 0;
+}
+
+/* Reaps within wait_ms: send completions are retired, receives handed
+ * back through *got (at most one matters per call: the caller loops).
+ * Returns how many receives were found, 0 on silence. */
+static int reap(struct lat_ctx *c, uint32_t wait_ms, uint32_t size,
+		struct ibv_wc *got, int *ngot)
+{
+	struct ibv_wc wc[REAP_MAX];
+	int n = cqp_comp_reap_within(&c->ud.comp, wc, REAP_MAX, wait_ms);
+
+	*ngot = 0;
+	for (int k = 0; k < n; k++) {
+		int rc;
+
+		if (!(wc[k].opcode & IBV_WC_RECV)) {
+			c->outstanding--;
+			continue;
+		}
+		rc = cqp_ud_recv_done(&c->ud, &wc[k], size, false);
+		if (rc < 0)
+			return rc;
+		got[(*ngot)++] = wc[k];
+	}
+	if (n > 0 && (n = cqp_ud_recv_flush(&c->ud)) < 0)
+		return n;
+	return n < 0 ? n : *ngot;
+}
+
+/* The send queue must not fill with completions nobody reaped yet; a
+ * datagram arriving meanwhile is stale or will be retried. */
+static int make_room(struct lat_ctx *c, uint32_t room, uint32_t size,
+		     uint32_t tx_depth)
+{
+	struct ibv_wc got[REAP_MAX];
+	int ngot;
+
+	while (c->outstanding + room > tx_depth) {
+		int rc = reap(c, 1000, size, got, &ngot);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Waits until deadline for the pong carrying imm: 1 when it came, 0
+ * when the deadline passed. */
+static int wait_pong(struct lat_ctx *c, uint32_t imm, uint32_t size,
+		     uint64_t deadline, bool verify)
+{
+	struct ibv_wc got[REAP_MAX];
+	int ngot;
+
+	for (;;) {
+		uint64_t now = cqp_now_ns();
+		int rc;
+
+		if (now >= deadline)
+			return 0;
+		rc = reap(c, (uint32_t)((deadline - now + 999999) / 1000000),
+			  size, got, &ngot);
+		if (rc < 0)
+			return rc;
+		for (int k = 0; k < ngot; k++) {
+			/* A late pong of an earlier try: already counted. */
+			if (got[k].imm_data != imm)
+				continue;
+			if (verify &&
+			    (rc = check_payload(&c->ud, &got[k], size)) < 0)
+				return rc;
+			return 1;
+		}
+	}
+}
+
+/* One exchange, retried until a pong comes back; returns its round trip
+ * and counts the tries that were lost. */
+static int exchange(struct cqp_run *run, struct lat_ctx *c, unsigned qp,
+		    uint32_t size, uint32_t flags, uint64_t *rtt,
+		    uint64_t *lost)
+{
+	const struct cqp_params *p = run->p;
+	uint64_t retry_ns = (uint64_t)p->retry_us * 1000;
+	uint64_t give_up =
+	    cqp_now_ns() + (uint64_t)p->timeout_s * 1000000000ull;
+
+	for (;;) {
+		uint32_t imm =
+		    flags | TAG_STEP(c->step) | (c->seq++ & SEQ_MASK);
+		uint64_t t0;
+		int rc = make_room(c, 1, size, p->tx_depth);
+
+		if (rc < 0)
+			return rc;
+		t0 = cqp_now_ns();
+		if ((rc = post_msg(c, qp, size, imm, p->verify)) < 0 ||
+		    (rc = wait_pong(c, imm, size, t0 + retry_ns, p->verify)) <
+			0)
+			return rc;
+		if (rc == 1) {
+			*rtt = cqp_now_ns() - t0;
+			return 0;
+		}
+		++*lost;
+		if (cqp_now_ns() >= give_up)
+			return cqp_fail(CQP_E_TIMEOUT,
+					"no answer from the server for %u s "
+					"(%llu tries lost)",
+					p->timeout_s,
+					(unsigned long long)*lost);
+	}
+}
+
+static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
+		      struct cqp_row *row, struct cqp_cost *mine)
+{
+	const struct cqp_params *p = run->p;
+	uint64_t end_ns = 0, lost = 0, warm_lost = 0;
+	int rc;
+
+	cqp_lat_rec_begin(&c->rec, p);
+	cqp_ud_recv_begin(&c->ud);
+	for (uint64_t i = 0;; i++) {
+		bool first = i == p->warmup;
+		bool last;
+		uint64_t rtt = 0;
+
+		if (first) {
+			warm_lost = lost;
+			cqp_comp_begin(&c->ud.comp);
+			if (p->duration_s)
+				end_ns =
+				    cqp_now_ns() +
+				    (uint64_t)p->duration_s * 1000000000ull;
+		}
+		last = p->duration_s ? i >= p->warmup && cqp_now_ns() >= end_ns
+				     : i + 1 == p->warmup + p->iters;
+		rc = exchange(run, c, (unsigned)(i % c->ud.nqp), (uint32_t)size,
+			      (last ? TAG_END : 0) | (first ? TAG_MEASURE : 0),
+			      &rtt, &lost);
+		if (rc < 0)
+			return rc;
+		if (i >= p->warmup)
+			cqp_lat_rec_add(&c->rec, rtt);
+		if (last)
+			break;
+	}
+	/* Retire every send, so the next phase starts from a quiet CQ. */
+	if ((rc = make_room(c, p->tx_depth, (uint32_t)size, p->tx_depth)) < 0)
+		return rc;
+	cqp_comp_cost(&c->ud.comp, mine);
+	row->has_lost = true;
+	row->lost = lost - warm_lost;
+	return cqp_lat_rec_finish(&c->rec, p, row);
+}
+
+/* Echo every ping of this step until the client's last one; then wait
+ * for stragglers until the client, done, sends its results. */
+static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
+		      struct cqp_cost *mine)
+{
+	const struct cqp_params *p = run->p;
+	struct ibv_wc got[REAP_MAX];
+	uint64_t quiet_since = cqp_now_ns();
+	bool done = false;
+	int rc, ngot;
+
+	cqp_ud_recv_begin(&c->ud);
+	cqp_comp_begin(&c->ud.comp);
+	for (;;) {
+		rc = reap(c, QUIET_MS, (uint32_t)size, got, &ngot);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			if (cqp_oob_pending(&run->s->oob))
+				break;
+			if (cqp_now_ns() - quiet_since >
+			    (uint64_t)p->timeout_s * 1000000000ull)
+				return cqp_fail(CQP_E_TIMEOUT,
+						"no ping and no word from the "
+						"client for %u s",
+						p->timeout_s);
+			continue;
+		}
+		quiet_since = cqp_now_ns();
+		for (int k = 0; k < ngot; k++) {
+			uint32_t imm = got[k].imm_data;
+
+			/* A retry of the previous step's last ping. */
+			if ((imm & STEP_MASK) != TAG_STEP(c->step))
+				continue;
+			if (p->verify &&
+			    (rc = check_payload(&c->ud, &got[k],
+						(uint32_t)size)) < 0)
+				return rc;
+			if (c->drop_every && ++c->pings % c->drop_every == 0)
+				continue;
+			if ((rc = make_room(c, 1, (uint32_t)size,
+					    p->tx_depth)) < 0 ||
+			    (rc = post_msg(c, cqp_ud_qp_index(&c->ud, &got[k]),
+					   (uint32_t)size, imm, p->verify)) < 0)
+				return rc;
+			if ((imm & TAG_MEASURE) && !done)
+				cqp_comp_begin(&c->ud.comp);
+			if ((imm & TAG_END) && !done) {
+				/* The measured phase ends here, whatever
+				 * stragglers follow. */
+				done = true;
+				cqp_comp_cost(&c->ud.comp, mine);
+			}
+		}
+	}
+	if (!done)
+		cqp_comp_cost(&c->ud.comp, mine);
+	return make_room(c, p->tx_depth, (uint32_t)size, p->tx_depth);
+}
+
+static int run_size(struct cqp_run *run, void *ctx, uint64_t size,
+		    struct cqp_row *row, struct cqp_cost *mine)
+{
+	struct lat_ctx *c = ctx;
+	int rc = run->is_client ? run_client(run, c, size, row, mine)
+				: run_server(run, c, size, mine);
+
+	c->step++;
+	mine->has_rx_mem = true;
+	mine->rx_mem_bytes = c->ud.rbuf.len;
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct cqp_bench_ops ops = {
+	    .tool = CQP_TOOL_UD_SEND_LAT,
+	    .title = "UD SEND ping-pong latency",
+	    .ctx_size = sizeof(struct lat_ctx),
+	    .max_all_size = 4096,
+	    .mem_need = cqp_ud_mem_need,
+	    .setup = setup,
+	    .run_size = run_size,
+	    .teardown = teardown,
+	    .annotate = cqp_lat_annotate,
+	};
+
+	return cqp_bench_main(&ops, argc, argv);
+}
