@@ -178,7 +178,7 @@ void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool)
 	p->poll_batch = 16;
 	p->ack_batch = 16;
 	p->spin_us = 50;
-	p->qkey = 0x11111111;
+	p->qkey = CQP_DEFAULT_QKEY;
 	p->retry_us = 100000;
 	if (tool & LAT_TOOLS) {
 		/* One message in flight: perftest's latency defaults. */
@@ -675,6 +675,11 @@ int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
 		    "--mcast: '%s' is not a multicast GID (ff00::/8, "
 		    "or ::ffff:224.0.0.0/100 for RoCE v2)",
 		    p->mcast);
+	if (p->rdma_cm && p->qkey != CQP_DEFAULT_QKEY)
+		return cqp_fail(
+		    CQP_E_USAGE,
+		    "--qkey and --rdma-cm conflict: RDMA CM fixes "
+		    "the Q_Key of its UDP port space at 0x01234567");
 	if (p->mcast[0] && p->rdma_cm)
 		return cqp_fail(CQP_E_USAGE,
 				"--mcast and --rdma-cm conflict: multicast "

@@ -26,6 +26,7 @@ enum cqp_cq_mode { CQP_CQ_POLL, CQP_CQ_EVENT, CQP_CQ_HYBRID };
 enum cqp_output { CQP_OUT_HUMAN, CQP_OUT_JSON, CQP_OUT_CSV };
 
 #define CQP_DEFAULT_PORT 18600 /* not perftest's 18515: both can run */
+#define CQP_DEFAULT_QKEY 0x11111111u
 
 struct cqp_params {
 	/* Local: each side sets its own. */

@@ -41,6 +41,22 @@ if [ -n "${CQPERF_ASAN_BIN:-}" ] && [ -x "$CQPERF_ASAN_BIN/cq_poll_bw" ]; then
 		--compare-modes --idle-sec 1 -H --project 10g -n 300 --output json
 	pair "asan-lat-all" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" -a -n 3 \
 		--warmup 1 --cq-mode event --nonblock --solicited --ack-batch 8
+	for mode in poll event hybrid; do
+		pair "asan-ud-bw-$mode" "" "" "$CQPERF_ASAN_BIN/ud_send_bw" \
+			--cq-mode "$mode" -s 1024 -n 500 -q 2 --verify --output json
+	done
+	pair "asan-ud-bw-all" "" "" "$CQPERF_ASAN_BIN/ud_send_bw" -a -n 20 \
+		--srq -q 2 --cq-mode event --nonblock --channel-per-cq
+	pair "asan-ud-bw-cm" "" "" "$CQPERF_ASAN_BIN/ud_send_bw" --rdma-cm \
+		-q 2 -n 200
+	pair "asan-ud-bw-mcast" "" "" "$CQPERF_ASAN_BIN/ud_send_bw" \
+		--mcast ::ffff:239.1.2.4 -q 2 -n 200
+	pair "asan-ud-lat-modes" "" "" "$CQPERF_ASAN_BIN/ud_send_lat" \
+		--compare-modes --idle-sec 1 -H --project 10g -n 200 --verify \
+		--output json
+	pair "asan-ud-lat-all" "" "" "$CQPERF_ASAN_BIN/ud_send_lat" -a -n 3 \
+		--warmup 1 --cq-mode event --nonblock --solicited --srq -q 2 \
+		--rdma-cm
 else
 	echo "# no sanitizer build in CQPERF_ASAN_BIN: ASan checks not run"
 	not_ok "sanitizer build available"
@@ -52,6 +68,12 @@ if command -v valgrind >/dev/null; then
 		--cq-mode event -s 1024 -n 200 --output json
 	pair "valgrind-lat" "$vg" "$vg" "$CQPERF_BIN/cq_event_lat" \
 		--compare-modes -n 100 --warmup 10 -H --output json
+	pair "valgrind-ud-bw" "$vg" "$vg" "$CQPERF_BIN/ud_send_bw" \
+		--cq-mode event -s 1024 -n 200 -q 2 --srq --verify --output json
+	pair "valgrind-ud-bw-cm" "$vg" "$vg" "$CQPERF_BIN/ud_send_bw" \
+		--rdma-cm -n 100
+	pair "valgrind-ud-lat" "$vg" "$vg" "$CQPERF_BIN/ud_send_lat" \
+		--compare-modes -n 100 --warmup 10 --verify --output json
 else
 	not_ok "valgrind installed"
 fi

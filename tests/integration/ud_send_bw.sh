@@ -1,0 +1,145 @@
+#!/bin/bash
+# ud_send_bw on soft-RoCE: sizes 64 B to the MTU in every completion mode,
+# -a stopping at the MTU, the MTU and inline limits, --verify, -q with and
+# without --srq, --rdma-cm, --mcast, and loss accounting that matches the
+# device's own packet counter when the receive queue is made too shallow.
+. "$(dirname "$0")/lib.sh"
+require_device
+
+BW=$CQPERF_BIN/ud_send_bw
+port=$(next_port)
+start_server ud_send_bw "$port" --persistent --timeout 20 ||
+	not_ok "server listens"
+
+client() { # client OUT ARGS...: one run against the persistent server
+	local out=$1
+	shift
+	"$BW" -d "$DEV" -p "$port" --timeout 20 "$@" "$ADDR" >"$out" 2>"$out.err"
+}
+
+for mode in poll event hybrid; do
+	for size in 64 1024 4096; do
+		out=$WORK/$mode-$size.json
+		client "$out" --cq-mode "$mode" -s "$size" -n 1000 --output json
+		rc=$?
+		check "$mode $size B: client exits 0 (got $rc)" test "$rc" -eq 0 ||
+			show "$out.err" "$WORK/ud_send_bw.server.err"
+		check "$mode $size B: contract keys, rate > 0" json_check "$out" \
+			'd["schema"] == "cqperf/1" and d["tool"] == "ud_send_bw" and
+			 "error" not in d and r["bytes"] == '"$size"' and
+			 r["iterations"] == 1000 and r["bw_avg_gbps"] > 0 and
+			 r["msg_rate_mpps"] > 0'
+		check "$mode $size B: delivery figures add up" json_check "$out" \
+			'r["sent"] == 1000 and r["received"] <= 1000 and
+			 abs(r["loss_pct"] - 100.0 * (1000 - r["received"]) / 1000) < 1e-5
+			 and r["server"]["completions"] == r["received"]'
+		check "$mode $size B: wire efficiency is payload / (payload + 64)" \
+			json_check "$out" \
+			'abs(r["wire_eff_pct"] - 100.0 * '"$size"' / ('"$size"' + 64)) < 1e-5'
+		check "$mode $size B: receive memory is rx-depth slots of payload + GRH" \
+			json_check "$out" \
+			'r["server"]["rx_mem_bytes"] == 512 * ('"$size"' + 40) and
+			 r["client"]["rx_mem_bytes"] == 0'
+	done
+done
+check "nothing lost at 1 KiB with receives to spare (poll)" \
+	json_check "$WORK/poll-1024.json" 'r["loss_pct"] == 0 and r["rx_dry"] == 0'
+
+# -a: powers of two from 2 bytes up to the MTU, and no further.
+client "$WORK/all.json" -a -n 200 --output json
+check "-a: 12 rows, 2 B to the 4096 B MTU" json_check "$WORK/all.json" \
+	'[x["bytes"] for x in d["results"]] == [2 ** k for k in range(1, 13)]'
+client "$WORK/all-mtu.json" -a -n 100 -m 1024 --output json
+check "-a -m 1024: stops at 1024 B" json_check "$WORK/all-mtu.json" \
+	'd["results"][-1]["bytes"] == 1024 and len(d["results"]) == 10'
+
+# Limits: a message above the MTU, inline the device will not grant.
+client "$WORK/big.out" -s 8192
+rc=$?
+check "-s 8192: exit 2 naming --size and the 4096 B MTU (got $rc)" \
+	eval 'test $rc -eq 2 && grep -q -- "--size 8192 exceeds the UD path MTU of 4096" "$WORK/big.out.err"' ||
+	show "$WORK/big.out.err"
+client "$WORK/bigmtu.out" -s 2048 -m 1024
+rc=$?
+check "-s 2048 -m 1024: exit 2 naming --mtu (got $rc)" \
+	eval 'test $rc -eq 2 && grep -q -- "MTU of 1024 bytes (--mtu)" "$WORK/bigmtu.out.err"' ||
+	show "$WORK/bigmtu.out.err"
+client "$WORK/inline.out" -s 64 -I 4000
+rc=$?
+check "-I 4000: exit 2 saying what the device grants (got $rc)" \
+	eval 'test $rc -eq 2 && grep -Eq -- "--inline 4000: .* grants at most [0-9]+ bytes" "$WORK/inline.out.err"' ||
+	show "$WORK/inline.out.err"
+
+# --verify with 4 QPs: every payload checked, sequences only forward.
+client "$WORK/verify.json" -s 1024 -n 500 -q 4 --verify --cq-mode event \
+	--output json
+check "--verify -q 4: passes, 2000 messages" json_check "$WORK/verify.json" \
+	'"error" not in d and r["sent"] == 2000 and r["iterations"] == 2000' ||
+	show "$WORK/verify.json.err"
+client "$WORK/verify-small.json" -s 2 -n 500 --verify --output json
+check "--verify at 2 B (the sequence's low bytes only)" \
+	json_check "$WORK/verify-small.json" '"error" not in d'
+
+# --srq: one queue of rx-depth receives instead of one per QP.
+client "$WORK/q4.json" -s 1024 -n 300 -q 4 -r 256 --output json
+client "$WORK/srq.json" -s 1024 -n 300 -q 4 -r 256 --srq --output json
+check "-q 4: four receive queues of 256 slots" json_check "$WORK/q4.json" \
+	'r["server"]["rx_mem_bytes"] == 4 * 256 * 1064 and r["sent"] == 1200'
+check "-q 4 --srq: one shared queue, a quarter of the memory" \
+	json_check "$WORK/srq.json" \
+	'"error" not in d and r["server"]["rx_mem_bytes"] == 256 * 1064 and
+	 r["sent"] == 1200 and r["received"] > 0' || show "$WORK/srq.json.err"
+
+# --rdma-cm: the path from RDMA CM's SIDR exchange.
+client "$WORK/cm.json" -s 1024 -n 300 -q 2 --rdma-cm --output json
+check "--rdma-cm -q 2: runs, Q_Key is RDMA CM's" json_check "$WORK/cm.json" \
+	'"error" not in d and r["sent"] == 600 and r["received"] > 0 and
+	 d["params"]["rdma_cm"] is True' || show "$WORK/cm.json.err"
+
+# --mcast: every server QP gets every message.
+client "$WORK/mcast.json" -s 1024 -n 300 -q 2 --mcast ::ffff:239.1.2.3 \
+	--output json
+check "--mcast -q 2: fanout 2, loss against sent x fanout" \
+	json_check "$WORK/mcast.json" \
+	'"error" not in d and r["fanout"] == 2 and r["sent"] == 600 and
+	 abs(r["loss_pct"] - 100.0 * (1200 - r["received"]) / 1200) < 1e-5 and
+	 r["received"] > 600' || show "$WORK/mcast.json.err"
+stop_server
+
+# Loss: two receives posted, a slow event-mode receiver.  Everything the
+# client sent reached the device (its packet counter says so); what the
+# receive queue could not take is the loss, and the report blames it.
+counter() {
+	rdma statistic show link "$DEV/1" 2>/dev/null |
+		grep -o "rcvd_pkts [0-9]*" | awk '{print $2}'
+}
+port=$(next_port)
+start_server ud_send_bw:loss "$port" --timeout 20 || not_ok "server listens"
+before=$(counter)
+"$BW" -d "$DEV" -p "$port" --timeout 20 -s 1024 -n 3000 -r 2 \
+	--cq-mode event --verify --output json "$ADDR" \
+	>"$WORK/loss.json" 2>"$WORK/loss.err"
+rc=$?
+wait "$SERVER_PID"
+SERVER_PID=
+after=$(counter)
+check "shallow receive queue: run ends normally (got $rc)" test "$rc" -eq 0 ||
+	show "$WORK/loss.err"
+check "shallow receive queue: loss reported, blamed on the receive queue" \
+	json_check "$WORK/loss.json" \
+	'r["sent"] == 3000 and r["received"] < 3000 and r["loss_pct"] > 0
+	 and r["rx_dry"] > 0'
+if [ -n "$before" ] && [ -n "$after" ]; then
+	check "shallow receive queue: the device received all $((after - before)) packets the client sent" \
+		test "$((after - before))" -eq 3000
+else
+	echo "# rdma statistic has no rcvd_pkts counter here"
+fi
+"$BW" -d "$DEV" -p "$port" --timeout 20 -s 1024 -n 3000 -r 2 \
+	--cq-mode event "$ADDR" >"$WORK/loss.out" 2>&1 &
+"$BW" -d "$DEV" -p "$port" --timeout 20 >/dev/null 2>&1
+wait
+check "shallow receive queue: the table says to raise --rx-depth" \
+	grep -q 'receives ran out .* (raise --rx-depth)' "$WORK/loss.out" ||
+	show "$WORK/loss.out"
+finish

@@ -1,0 +1,103 @@
+#!/bin/bash
+# ud_send_lat on soft-RoCE: every completion mode at 64 B and at the MTU,
+# -a stopping at the MTU, --verify with -q and --srq, --rdma-cm, and the
+# retry path: with every tenth ping dropped by the server the run still
+# ends, counting exactly the lost exchanges; a dead server ends the
+# client at its deadline.
+. "$(dirname "$0")/lib.sh"
+require_device
+
+LAT=$CQPERF_BIN/ud_send_lat
+port=$(next_port)
+start_server ud_send_lat "$port" --persistent --timeout 20 ||
+	not_ok "server listens"
+
+client() { # client OUT ARGS...: one run against the persistent server
+	local out=$1
+	shift
+	"$LAT" -d "$DEV" -p "$port" --timeout 20 "$@" "$ADDR" >"$out" 2>"$out.err"
+}
+
+for mode in poll event hybrid; do
+	for size in 64 4096; do
+		out=$WORK/$mode-$size.json
+		client "$out" --cq-mode "$mode" -s "$size" -n 300 --warmup 20 \
+			--output json
+		rc=$?
+		check "$mode $size B: client exits 0 (got $rc)" test "$rc" -eq 0 ||
+			show "$out.err" "$WORK/ud_send_lat.server.err"
+		check "$mode $size B: sane percentiles, nothing lost" json_check "$out" \
+			'd["tool"] == "ud_send_lat" and "error" not in d and
+			 r["bytes"] == '"$size"' and r["iterations"] == 300 and
+			 0 < r["lat_us"]["min"] <= r["lat_us"]["p50"] <=
+			 r["lat_us"]["p99"] <= r["lat_us"]["max"] and
+			 r["lost_exchanges"] == 0'
+		check "$mode $size B: both sides report receive memory" \
+			json_check "$out" \
+			'r["client"]["rx_mem_bytes"] == 16 * ('"$size"' + 40) ==
+			 r["server"]["rx_mem_bytes"]'
+		if [ "$mode" = event ]; then
+			check "event $size B: the client slept for its pongs" \
+				json_check "$out" 'r["client"]["wakeups"] >= 270'
+		fi
+	done
+done
+
+client "$WORK/all.json" -a -n 50 --warmup 5 --output json
+check "-a: 12 rows, 2 B to the 4096 B MTU" json_check "$WORK/all.json" \
+	'[x["bytes"] for x in d["results"]] == [2 ** k for k in range(1, 13)]'
+client "$WORK/big.out" -s 5000
+rc=$?
+check "-s 5000: exit 2 naming the MTU (got $rc)" \
+	eval 'test $rc -eq 2 && grep -q -- "exceeds the UD path MTU" "$WORK/big.out.err"'
+
+client "$WORK/verify.json" -s 1024 -n 200 -q 2 --srq --verify \
+	--cq-mode event --output json
+check "--verify -q 2 --srq: passes" json_check "$WORK/verify.json" \
+	'"error" not in d and r["iterations"] == 200' || show "$WORK/verify.json.err"
+client "$WORK/cm.json" -s 64 -n 200 -q 2 --rdma-cm --output json
+check "--rdma-cm -q 2: passes" json_check "$WORK/cm.json" \
+	'"error" not in d and r["iterations"] == 200 and r["lost_exchanges"] == 0' ||
+	show "$WORK/cm.json.err"
+client "$WORK/modes.json" -s 64 -n 100 --compare-modes --output json
+check "--compare-modes: a row per mode" json_check "$WORK/modes.json" \
+	'[x["label"] for x in d["results"]] == ["poll", "event", "hybrid"]'
+stop_server
+
+# Every tenth ping ignored: 200 exchanges take P = 200 + L pings, of which
+# L = floor(P / 10) are lost, so L = 22 exactly, in any mode.
+for mode in poll event; do
+	port=$(next_port)
+	CQPERF_TEST_DROP_EVERY=10 start_server "ud_send_lat:drop-$mode" "$port" \
+		--timeout 20 || not_ok "server listens"
+	"$LAT" -d "$DEV" -p "$port" --timeout 20 -s 64 -n 200 --warmup 0 \
+		--retry-us 50000 --cq-mode "$mode" --output json "$ADDR" \
+		>"$WORK/drop-$mode.json" 2>"$WORK/drop-$mode.err"
+	rc=$?
+	wait "$SERVER_PID"
+	SERVER_PID=
+	check "$mode, every tenth ping lost: exit 0 (got $rc)" test "$rc" -eq 0 ||
+		show "$WORK/drop-$mode.err"
+	check "$mode, every tenth ping lost: 200 exchanges, exactly 22 lost" \
+		json_check "$WORK/drop-$mode.json" \
+		'r["iterations"] == 200 and r["lost_exchanges"] == 22'
+done
+
+# A server that dies: the client retries, then fails at its deadline.
+port=$(next_port)
+start_server ud_send_lat:dead "$port" --timeout 20 || not_ok "server listens"
+"$LAT" -d "$DEV" -p "$port" --timeout 3 -s 64 -D 30 "$ADDR" \
+	>"$WORK/dead.out" 2>"$WORK/dead.err" &
+client_pid=$!
+sleep 2
+kill -9 "$SERVER_PID"
+SERVER_PID=
+start=$(date +%s)
+wait "$client_pid"
+rc=$?
+took=$(($(date +%s) - start))
+check "dead server: client exits 1 (got $rc) within its 3 s timeout (took $took s)" \
+	test "$rc" -eq 1 -a "$took" -le 8 || show "$WORK/dead.err"
+check "dead server: the message says the server stopped answering" \
+	grep -q 'no answer from the server' "$WORK/dead.err" || show "$WORK/dead.err"
+finish
