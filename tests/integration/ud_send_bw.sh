@@ -104,6 +104,22 @@ check "--mcast -q 2: fanout 2, loss against sent x fanout" \
 	'"error" not in d and r["fanout"] == 2 and r["sent"] == 600 and
 	 abs(r["loss_pct"] - 100.0 * (1200 - r["received"]) / 1200) < 1e-5 and
 	 r["received"] > 600' || show "$WORK/mcast.json.err"
+
+# A client killed mid-run: the server notices its channel close during the
+# next quiet spell, not at its 20 s timeout, and serves the next client.
+"$BW" -d "$DEV" -p "$port" --timeout 20 -s 1024 -D 30 "$ADDR" \
+	>/dev/null 2>&1 &
+victim=$!
+sleep 2
+kill -9 "$victim"
+wait "$victim" 2>/dev/null
+start=$(date +%s)
+client "$WORK/after.json" -s 1024 -n 300 --output json
+rc=$?
+took=$(($(date +%s) - start))
+check "client killed: the persistent server serves the next one in $took s" \
+	eval 'test $rc -eq 0 -a $took -le 8' ||
+	show "$WORK/after.json.err" "$WORK/ud_send_bw.server.err"
 stop_server
 
 # Loss: two receives posted, a slow event-mode receiver.  Everything the
