@@ -395,13 +395,13 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 	}
 }
 
-int cqp_comp_reap_within(struct cqp_comp *c, struct ibv_wc *wc, int max,
-			 uint32_t wait_ms)
+int cqp_comp_reap_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
+		       uint64_t since_ns, uint32_t wait_ms)
 {
 	int saved = c->cfg.timeout_ms, rc;
 
 	c->cfg.timeout_ms = wait_ms ? (int)wait_ms : 1;
-	c->last_ns = cqp_now_ns();
+	c->last_ns = since_ns;
 	c->progressed = false;
 	rc = cqp_comp_reap(c, wc, max);
 	c->cfg.timeout_ms = saved;
@@ -410,6 +410,12 @@ int cqp_comp_reap_within(struct cqp_comp *c, struct ibv_wc *wc, int max,
 		return 0;
 	}
 	return rc;
+}
+
+int cqp_comp_reap_within(struct cqp_comp *c, struct ibv_wc *wc, int max,
+			 uint32_t wait_ms)
+{
+	return cqp_comp_reap_from(c, wc, max, cqp_now_ns(), wait_ms);
 }
 
 void cqp_comp_begin(struct cqp_comp *c)

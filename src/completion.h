@@ -92,6 +92,10 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max);
  * tick).  For protocols that must act on silence: UD retries, ends. */
 int cqp_comp_reap_within(struct cqp_comp *c, struct ibv_wc *wc, int max,
 			 uint32_t wait_ms);
+/* The same with the wait counted from since_ns (a time the caller has
+ * already read), so the hot path reads no clock. */
+int cqp_comp_reap_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
+		       uint64_t since_ns, uint32_t wait_ms);
 
 /* Zeroes the counters and starts the CPU and wall clocks of the measured
  * phase; cqp_comp_cost() reports them since then. */

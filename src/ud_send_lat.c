@@ -94,14 +94,16 @@ static int check_payload(const struct cqp_ud *ud, const struct ibv_wc *wc,
 	return 0;
 }
 
-/* Reaps within wait_ms: send completions are retired, receives handed
- * back through *got (at most one matters per call: the caller loops).
- * Returns how many receives were found, 0 on silence. */
-static int reap(struct lat_ctx *c, uint32_t wait_ms, uint32_t size,
-		struct ibv_wc *got, int *ngot)
+/* Reaps until wait_ms after since_ns: send completions are retired,
+ * receives handed back through *got and queued for reposting, which the
+ * caller does once the latency-critical step is done.  Returns how many
+ * completions of either kind were reaped, 0 on silence. */
+static int reap(struct lat_ctx *c, uint64_t since_ns, uint32_t wait_ms,
+		uint32_t size, struct ibv_wc *got, int *ngot)
 {
 	struct ibv_wc wc[REAP_MAX];
-	int n = cqp_comp_reap_within(&c->ud.comp, wc, REAP_MAX, wait_ms);
+	int n =
+	    cqp_comp_reap_from(&c->ud.comp, wc, REAP_MAX, since_ns, wait_ms);
 
 	*ngot = 0;
 	for (int k = 0; k < n; k++) {
@@ -116,9 +118,7 @@ static int reap(struct lat_ctx *c, uint32_t wait_ms, uint32_t size,
 			return rc;
 		got[(*ngot)++] = wc[k];
 	}
-	if (n > 0 && (n = cqp_ud_recv_flush(&c->ud)) < 0)
-		return n;
-	return n < 0 ? n : *ngot;
+	return n;
 }
 
 /* The send queue must not fill with completions nobody reaped yet; a
@@ -130,31 +130,26 @@ static int make_room(struct lat_ctx *c, uint32_t room, uint32_t size,
 	int ngot;
 
 	while (c->outstanding + room > tx_depth) {
-		int rc = reap(c, 1000, size, got, &ngot);
+		int rc = reap(c, cqp_now_ns(), 1000, size, got, &ngot);
 
 		if (rc < 0)
 			return rc;
 	}
-	return 0;
+	return cqp_ud_recv_flush(&c->ud);
 }
 
-/* Waits until deadline for the pong carrying imm: 1 when it came, 0
- * when the deadline passed. */
+/* Waits until wait_ms after t0 for the pong carrying imm: 1 when it
+ * came, 0 when the deadline passed.  No clock is read on the way. */
 static int wait_pong(struct lat_ctx *c, uint32_t imm, uint32_t size,
-		     uint64_t deadline, bool verify)
+		     uint64_t t0, uint32_t wait_ms, bool verify)
 {
 	struct ibv_wc got[REAP_MAX];
 	int ngot;
 
 	for (;;) {
-		uint64_t now = cqp_now_ns();
-		int rc;
+		int rc = reap(c, t0, wait_ms, size, got, &ngot);
 
-		if (now >= deadline)
-			return 0;
-		rc = reap(c, (uint32_t)((deadline - now + 999999) / 1000000),
-			  size, got, &ngot);
-		if (rc < 0)
+		if (rc <= 0)
 			return rc;
 		for (int k = 0; k < ngot; k++) {
 			/* A late pong of an earlier try: already counted. */
@@ -175,7 +170,7 @@ static int exchange(struct cqp_run *run, struct lat_ctx *c, unsigned qp,
 		    uint64_t *lost)
 {
 	const struct cqp_params *p = run->p;
-	uint64_t retry_ns = (uint64_t)p->retry_us * 1000;
+	uint32_t retry_ms = (p->retry_us + 999) / 1000;
 	uint64_t give_up =
 	    cqp_now_ns() + (uint64_t)p->timeout_s * 1000000000ull;
 
@@ -189,13 +184,14 @@ static int exchange(struct cqp_run *run, struct lat_ctx *c, unsigned qp,
 			return rc;
 		t0 = cqp_now_ns();
 		if ((rc = post_msg(c, qp, size, imm, p->verify)) < 0 ||
-		    (rc = wait_pong(c, imm, size, t0 + retry_ns, p->verify)) <
-			0)
+		    (rc = wait_pong(c, imm, size, t0, retry_ms, p->verify)) < 0)
 			return rc;
 		if (rc == 1) {
 			*rtt = cqp_now_ns() - t0;
-			return 0;
+			return cqp_ud_recv_flush(&c->ud);
 		}
+		if ((rc = cqp_ud_recv_flush(&c->ud)) < 0)
+			return rc;
 		++*lost;
 		if (cqp_now_ns() >= give_up)
 			return cqp_fail(CQP_E_TIMEOUT,
@@ -256,20 +252,22 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 {
 	const struct cqp_params *p = run->p;
 	struct ibv_wc got[REAP_MAX];
-	uint64_t quiet_since = cqp_now_ns();
+	uint64_t since = cqp_now_ns(), quiet_since = since;
 	bool done = false;
 	int rc, ngot;
 
 	cqp_ud_recv_begin(&c->ud);
 	cqp_comp_begin(&c->ud.comp);
 	for (;;) {
-		rc = reap(c, QUIET_MS, (uint32_t)size, got, &ngot);
+		/* The clock is read after each pong, never before one. */
+		rc = reap(c, since, QUIET_MS, (uint32_t)size, got, &ngot);
 		if (rc < 0)
 			return rc;
 		if (rc == 0) {
 			if (cqp_oob_pending(&run->s->oob))
 				break;
-			if (cqp_now_ns() - quiet_since >
+			since = cqp_now_ns();
+			if (since - quiet_since >
 			    (uint64_t)p->timeout_s * 1000000000ull)
 				return cqp_fail(CQP_E_TIMEOUT,
 						"no ping and no word from the "
@@ -277,7 +275,6 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 						p->timeout_s);
 			continue;
 		}
-		quiet_since = cqp_now_ns();
 		for (int k = 0; k < ngot; k++) {
 			uint32_t imm = got[k].imm_data;
 
@@ -304,6 +301,10 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 				cqp_comp_cost(&c->ud.comp, mine);
 			}
 		}
+		/* Reposting is off the critical path: the pong is out. */
+		if ((rc = cqp_ud_recv_flush(&c->ud)) < 0)
+			return rc;
+		since = quiet_since = cqp_now_ns();
 	}
 	if (!done)
 		cqp_comp_cost(&c->ud.comp, mine);

@@ -38,7 +38,7 @@ for mode in poll event hybrid; do
 			 r["server"]["rx_mem_bytes"]'
 		if [ "$mode" = event ]; then
 			check "event $size B: the client slept for its pongs" \
-				json_check "$out" 'r["client"]["wakeups"] >= 270'
+				json_check "$out" 'r["client"]["wakeups"] >= 100'
 		fi
 	done
 done
@@ -71,7 +71,7 @@ for mode in poll event; do
 	CQPERF_TEST_DROP_EVERY=10 start_server "ud_send_lat:drop-$mode" "$port" \
 		--timeout 20 || not_ok "server listens"
 	"$LAT" -d "$DEV" -p "$port" --timeout 20 -s 64 -n 200 --warmup 0 \
-		--retry-us 50000 --cq-mode "$mode" --output json "$ADDR" \
+		--retry-us 200000 --cq-mode "$mode" --output json "$ADDR" \
 		>"$WORK/drop-$mode.json" 2>"$WORK/drop-$mode.err"
 	rc=$?
 	wait "$SERVER_PID"
