@@ -22,22 +22,13 @@ set -euo pipefail
 # shellcheck source=scripts/bench-lib.sh
 . "$(dirname "$0")/bench-lib.sh"
 
+# perftest's settings we match: bench_tools' (and one QP).
+bench_tools lat cq_event_lat ib_send_lat
 modes=(poll event)
 sizes=(64 4096)
 # Sized for a few seconds per run under TCG, where an exchange takes
 # ~50 us polling and ~400 us sleeping on events.
 declare -A default_iters=([poll]=10000 [event]=5000)
-ours_port=18600
-theirs_port=18515
-# perftest's settings we match: ib_send_lat's defaults (one QP, "TX depth
-# : 1" in its header; no warm-up, --perform_warm_up being for BW tests only,
-# so every -n exchange is measured).
-# Inline: on a device it does not recognise (rxe) perftest grants none
-# ("Max inline data : 0[B]" in its header, checked on every run), so ours
-# runs with -I 0 too.
-inline=0
-tx_depth=1
-warmup=0
 
 case_column=case
 # p50 and avg one-way usec as each tool reports them; wall_us, the client's
@@ -45,41 +36,19 @@ case_column=case
 # (setup included); tool_cpu_s, ours only: its own CPU figure for the
 # measured exchanges.
 tsv_columns=(p50_us avg_us wall_us cpu_s tool_cpu_s)
-need_files=(build/src/cq_event_lat)
-declare -A need_cmds=([ib_send_lat]="scripts/deps.sh installs perftest")
 
 # CASE is MODE-SIZE.
 describe() { echo "${1%-*} ${1#*-} B"; }
 
 make_specs() {
-    local mode size var iters
+    local mode size iters
     for mode in "${modes[@]}"; do
-        var=BENCH_ITERS_${mode^^}
-        iters=${!var:-${default_iters[$mode]}}
         # Fewer exchanges would leave the p50 and the CPU figure to noise.
-        if ! [[ $iters =~ ^[0-9]+$ ]] || [ "$iters" -lt 100 ]; then
-            echo "$prog: $var wants a count >= 100" >&2
-            exit 2
-        fi
+        bench_iters "BENCH_ITERS_${mode^^}" "${default_iters[$mode]}" 100
         for size in "${sizes[@]}"; do
             specs+=("$mode-$size:$iters")
         done
     done
-}
-
-# The average exchange cannot take longer than the client's whole run:
-# perftest converts CPU cycles to time with a sampled cycle rate that TCG
-# sometimes gets badly wrong; treat that as a failed run. Sets $wall_lat,
-# the wall-clock bound on the one-way average, for the record.
-plausible() {
-    local iters=$3
-    wall_lat=$(awk -v n="$iters" -v us="$wall_us" \
-        'BEGIN { printf "%.3f", us / n / 2 }')
-    if awk -v a="$avg" -v w="$wall_lat" -v p="$p50" \
-        'BEGIN { exit !(a > 1.01 * w || a <= 0 || p <= 0) }'; then
-        echo "$prog: reported average $avg us (p50 $p50 us) is outside (0, wall-clock bound $wall_lat us]" >&2
-        return 1
-    fi
 }
 
 record() {
@@ -92,87 +61,40 @@ record() {
 
 run_ours() {
     local mode=${1%-*} size=${1#*-} iters=$2 log=$3
-    local bin=$top/build/src/cq_event_lat
     p50='' avg='' tool_cpu=''
-    # The server adopts the client's test settings (negotiated).
-    start_server "$log" "$ours_port" "$bin" -d "$dev" -x "$gid" \
-        -p "$ours_port" || return 1
-    timed_client "$log" "$bin" -d "$dev" -x "$gid" -p "$ours_port" \
-        -t "$tx_depth" -I "$inline" --warmup "$warmup" --cq-mode "$mode" \
-        -s "$size" -n "$iters" --output json "$addr" || return 1
-    finish_server || return 1
+    ours_run "$log" -t "$tx_depth" -I "$inline" \
+        --warmup "$warmup" --cq-mode "$mode" -s "$size" -n "$iters" ||
+        return 1
     # lat_us is one-way (round trip / 2) like perftest's columns; the CPU
     # covers the measured exchanges only.
-    # (No process substitution: the guest has no /dev/fd.)
-    read -r p50 avg tool_cpu <<<"$(python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))["results"][0]
-c = r["client"]
-print(r["lat_us"]["p50"], r["lat_us"]["avg"],
-      "%.6f" % (c["cpu_pct"] / 100 * c["seconds"]))' "$log.client")"
+    read -r p50 avg tool_cpu <<<"$(result_fields "$log.client" \
+        'r["lat_us"]["p50"]' 'r["lat_us"]["avg"]' \
+        '"%.6f" % (r["client"]["cpu_pct"] / 100 * r["client"]["seconds"])')"
     [ -n "$p50" ] && [ -n "$avg" ] && [ -n "$tool_cpu" ]
 }
 
 run_theirs() {
-    local mode=${1%-*} size=${1#*-} iters=$2 log=$3 granted
+    local mode=${1%-*} size=${1#*-} iters=$2 log=$3
     local args=(-d "$dev" -x "$gid" -p "$theirs_port" -s "$size" -n "$iters" -F)
     [ "$mode" = poll ] || args+=(-e)
     p50='' avg='' tool_cpu=''
-    start_server "$log" "$theirs_port" ib_send_lat "${args[@]}" || return 1
-    timed_client "$log" ib_send_lat "${args[@]}" "$addr" || return 1
-    finish_server || return 1
-    granted=$(sed -n 's/^ *Max inline data *: *\([0-9]*\).*/\1/p' "$log.client")
-    if [ "$granted" != "$inline" ]; then
-        echo "$prog: ib_send_lat used inline $granted, ours $inline: not like for like" >&2
-    fi
-    # The row under the header naming the columns whose first field is the
-    # size; columns found by name (t_typical is the median).
-    read -r p50 avg <<<"$(awk -v size="$size" '
-        /t_typical\[usec\]/ {
-            for (i = 1; i <= NF; i++) {
-                if ($i == "t_typical[usec]") tp = i
-                if ($i == "t_avg[usec]") ta = i
-            }
-            next
-        }
-        tp && ta && $1 == size { print $tp, $ta; exit }' "$log.client")" || true
-    [ -n "$p50" ] && [ -n "$avg" ]
+    perftest_run "$log" "${args[@]}" || return 1
+    perftest_like "$log"
+    perftest_latency "$size" "$log"
 }
 
 # Medians, ratios and verdicts to stdout; the same as JSON to $3.
 report() {
     bench_python "$@" <<'EOF'
-tsv, target, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
-rows = load(tsv)
-summary = []
-print("cq_event_lat vs ib_send_lat (-e in event mode), one-way latency in usec;"
-      " p50 = perftest's t_typical")
-for case in distinct(rows, "case"):
+def mode_case(case, mine, target):
     mode, size = case.rsplit("-", 1)
-    mine = [r for r in rows if r["case"] == case]
     label = "%-5s %5d B" % (mode, int(size))
-    iters = int(mine[0]["iters"])
-    ours, theirs = values(mine, "ours", "p50_us"), values(mine, "theirs", "p50_us")
-    entry = {"mode": mode, "bytes": int(size), "iterations": iters,
-             "ours_p50_us": ours, "theirs_p50_us": theirs,
-             "ours_avg_us": values(mine, "ours", "avg_us"),
-             "theirs_avg_us": values(mine, "theirs", "avg_us"),
-             "ours_wall_us": values(mine, "ours", "wall_us"),
-             "theirs_wall_us": values(mine, "theirs", "wall_us"),
-             "retries": sum(int(r["attempts"]) - 1 for r in mine)}
-    pad = " " * len(label)
-    series(label, ours, theirs)
-    if compare(label, mine, "p50_us", target, True, entry):
-        med = lambda k: statistics.median(entry[k]) if entry[k] else 0
-        # The wall-clock bound: a check on the tools' own clocks.
-        print("%s  average: ours %.2f  theirs %.2f;  wall-clock bound"
-              " (setup included): ours %.2f  theirs %.2f"
-              % (pad, med("ours_avg_us"), med("theirs_avg_us"),
-                 med("ours_wall_us"), med("theirs_wall_us")))
+    entry = latency(label, size, mine, target, {"mode": mode})
     if mode == "event":
         # usec of client CPU per exchange. "process" is the whole client
         # process (connection setup included, for both tools alike);
         # "measured" is ours' own figure for the measured exchanges only.
+        iters, pad = entry["iterations"], " " * len(label)
         cpu = {"ours_measured_us": "tool_cpu_s", "ours_process_us": "cpu_s",
                "theirs_process_us": "cpu_s"}
         for k, col in list(cpu.items()):
@@ -188,9 +110,9 @@ for case in distinct(rows, "case"):
             cpu["verdict_" + k] = ("NO DATA" if t is None or m is None
                                    else "PASS" if m < t else "FAIL")
         entry["cpu_per_exchange"] = cpu
-    summary.append((label, entry))
-for label, e in summary:
-    verdict(label, e, target, True, "p50 ")
+    return label, entry
+
+def cpu_verdict(label, e):
     c = e.get("cpu_per_exchange")
     if c:
         fm = lambda k: "%.1f" % c[k] if c[k] is not None else "n/a"
@@ -200,10 +122,12 @@ for label, e in summary:
                  fm("median_ours_measured_us"), c["verdict_ours_process"],
                  fm("median_ours_process_us"),
                  fm("median_theirs_process_us")))
-json.dump({"benchmark": "cq_event_lat vs ib_send_lat", "unit": "usec",
-           "latency": "one-way (round trip / 2)",
-           "target_ratio": target, "cases": [e for _, e in summary]},
-          open(out, "w"), indent=2)
+
+summarize("cq_event_lat vs ib_send_lat (-e in event mode), one-way latency"
+          " in usec; p50 = perftest's t_typical", "case", mode_case, True,
+          {"benchmark": "cq_event_lat vs ib_send_lat", "unit": "usec",
+           "latency": "one-way (round trip / 2)"},
+          cases="cases", what="p50 ", more=cpu_verdict)
 EOF
 }
 

@@ -6,30 +6,78 @@
 # ends with `bench_main "$@"`, which re-invokes it with --inner on
 # soft-RoCE.
 #
-# The script sets before bench_main:
-#   case_column   TSV name of the first column (what a CASE is: "size")
+# The script calls bench_tools (which sets need_files, need_cmds and
+# the perftest settings to match), sets before bench_main:
+#   case_column   TSV name of the first column (what a CASE is; "size"
+#                 unless set)
 #   tsv_columns   array, names of the columns `record` fills
 #   need_files    array, files under the tree that must be executable
 #   need_cmds     assoc. array, command => hint when it is missing
 # and defines the hooks:
 #   make_specs                outer part: specs=(CASE:ITERS ...) from the
 #                             environment; exit 2 on bad values
+#                             (specs_by_size, bench_iters)
 #   run_ours|run_theirs CASE ITERS LOG
-#                             one run (start_server, timed_client,
-#                             finish_server); 0 when it got its figures
-#   plausible TOOL CASE ITERS the figures agree with the wall clock
+#                             one run (ours_run or perftest_run, or
+#                             start_server, timed_client, finish_server);
+#                             0 when it got its figures
 #   record TOOL CASE ITERS RUN
 #                             fields=(the TSV columns); progress to stderr
-#   describe CASE             CASE in words, for messages
 #   report TSV TARGET JSON    the table to stdout, the summary to JSON
+#                             (bench_python, summarize)
+# and may redefine
+#   plausible TOOL CASE ITERS the figures agree with the wall clock
+#                             (default: plausible_bw or plausible_lat,
+#                             by bench_tools' KIND)
+#   describe CASE             CASE in words, for messages (default "CASE B")
 # Hooks see dev, addr, gid, out and logs (bench_inner's locals), wall_us
 # (timed_client) and the globals below.
 
 # What the sourcing script sets (after sourcing) and the lib reads.
-case_column=case
+case_column=size
 tsv_columns=()
 need_files=()
 declare -A need_cmds=()
+
+# Settings the helpers and hooks below read.
+# Ports: ours, and perftest's default.
+ours_port=18600
+theirs_port=18515
+# On UD, with its default rx depth, perftest posts one receive per
+# iteration up to 16000 (UC_MAX_RX; "RX depth" in its server's header):
+# rx_depth_for ITERS is the receive queue that matches it.
+perftest_ud_max_rx=16000
+rx_depth_for() { echo $(($1 < perftest_ud_max_rx ? $1 : perftest_ud_max_rx)); }
+
+# Inline: perftest's bandwidth tests use none by default, and on a device
+# it does not recognise (rxe) perftest grants none even when -I asks for
+# more ("Max inline data : 0[B]" in its header; perftest_like checks it),
+# so ours runs with -I 0 too.
+inline=0
+
+# bench_tools KIND OURS THEIRS: the script compares our build/src/OURS
+# (ours_run) with perftest's THEIRS (perftest_run), both needed, using
+# perftest's settings for KIND (for ours to match), with plausible for
+# KIND's figures:
+#   bw   bandwidth: tx depth 128 (perftest's default) and a signaled send
+#        every 100 (-Q 100); plausible_bw
+#   lat  latency: ib_send_lat's defaults, tx depth 1 ("TX depth : 1" in
+#        its header) and no warm-up (--perform_warm_up being for BW tests
+#        only, every -n exchange is measured); plausible_lat
+bench_tools() {
+    kind=$1 ours_tool=$2 theirs_tool=$3
+    need_files+=("build/src/$ours_tool")
+    need_cmds[$theirs_tool]="scripts/deps.sh installs perftest"
+    # shellcheck disable=SC2034  # for the hooks
+    case $kind in
+        bw) tx_depth=128 signal_every=100 ;;
+        lat) tx_depth=1 warmup=0 ;;
+        *) echo "$prog: bench_tools: no kind $kind" >&2; exit 2 ;;
+    esac
+}
+
+plausible() { "plausible_$kind" "$@"; }
+describe() { echo "$1 B"; }
 
 prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -65,7 +113,7 @@ bench_inner() {
         printf '\n'
     } >"$tsv"
 
-    server_pid=
+    server_pid='' releaser_pid=''
     # Never leave a server behind, whatever way we leave (a signal too).
     trap 'stop_server' EXIT
     trap 'exit 143' TERM
@@ -98,6 +146,7 @@ bench_inner() {
 }
 
 stop_server() {
+    stop_releaser
     [ -n "${server_pid:-}" ] || return 0
     kill -TERM "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
@@ -132,6 +181,66 @@ finish_server() {
     local pid=$server_pid
     server_pid=
     wait "$pid"
+}
+
+# Whether process PID still runs (a zombie, not yet waited for, does not).
+running() {
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }
+    [ "${stat%% *}" != Z ]
+}
+
+# For servers that may never end on their own: perftest's UD bandwidth
+# server waits (for minutes) for datagrams that were lost on the way, and
+# its client, figures printed, waits for the server. release_server LOG
+# PATTERN GRACE, called after start_server: in the background, once
+# LOG.client matches PATTERN (grep -E), give the server GRACE seconds to
+# end, then stop it and say so in LOG.released. finish_released_server
+# LOG, instead of finish_server: 0 when the server ended well or was
+# stopped so; sets $released (1: stopped, 0: not).
+release_server() {
+    local log=$1 pattern=$2 grace=$3 pid=$server_pid
+    rm -f "$log.released"
+    (
+        trap - EXIT TERM INT
+        while running "$pid"; do
+            if grep -Eq -- "$pattern" "$log.client" 2>/dev/null; then
+                for ((i = 0; i < grace * 10; i++)); do
+                    running "$pid" || exit 0
+                    sleep 0.1
+                done
+                echo "server still running ${grace} s after its client's figures: stopped" \
+                    >"$log.released"
+                kill -TERM "$pid" 2>/dev/null
+                exit 0
+            fi
+            sleep 0.2
+        done
+    ) &
+    releaser_pid=$!
+}
+
+stop_releaser() {
+    [ -n "${releaser_pid:-}" ] || return 0
+    kill -TERM "$releaser_pid" 2>/dev/null || true
+    wait "$releaser_pid" 2>/dev/null || true
+    releaser_pid=
+}
+
+finish_released_server() {
+    local log=$1 rc=0
+    # The client is done: the releaser has acted by now, or has no need to.
+    stop_releaser
+    finish_server || rc=$?
+    # shellcheck disable=SC2034  # for the hooks
+    released=0
+    if [ -e "$log.released" ]; then
+        # shellcheck disable=SC2034  # for the hooks
+        released=1
+        return 0
+    fi
+    return "$rc"
 }
 
 # One measurement with retries; sets $attempts (no subshell, so that
@@ -177,6 +286,158 @@ timed_client() {
         n = split($0, f, /[ms ]+/); s = 0
         for (i = 1; i + 1 <= n; i += 2) s += f[i] * 60 + f[i + 1]
         printf "%.3f", s }' "$log.times")
+}
+
+# ---------------------------------------------------------------------------
+# Helpers for the hooks.
+
+# bench_iters VAR DEFAULT MIN: sets $iters to $VAR, else DEFAULT; exit 2
+# unless that is a count of at least MIN.
+bench_iters() {
+    local var=$1 min=$3
+    iters=${!var:-$2}
+    if ! [[ $iters =~ ^[0-9]+$ ]] || [ "$iters" -lt "$min" ]; then
+        echo "$prog: $var wants a count >= $min" >&2
+        exit 2
+    fi
+}
+
+# specs_by_size MIN SIZE=ITERS..., make_specs where a CASE is a size:
+# SIZE:N for each SIZE in order, N from BENCH_ITERS_SIZE, else ITERS, and
+# at least MIN.
+specs_by_size() {
+    local min=$1 spec size iters
+    shift
+    for spec in "$@"; do
+        size=${spec%%=*}
+        bench_iters "BENCH_ITERS_$size" "${spec#*=}" "$min"
+        specs+=("$size:$iters")
+    done
+}
+
+# plausible_bw TOOL SIZE ITERS, for plausible: the reported bandwidth
+# $mbps cannot be below bytes over the client's whole wall time. perftest
+# converts CPU cycles to time with a sampled cycle rate that TCG sometimes
+# gets badly wrong (it has printed 0.00 MB/s): treat that as a failed run.
+# Sets $wall_mbps, the wall-clock figure, for the record.
+plausible_bw() {
+    local size=$2 iters=$3
+    wall_mbps=$(awk -v b="$size" -v n="$iters" -v us="$wall_us" \
+        'BEGIN { printf "%.4f", b * n / (us / 1e6) / 1048576 }')
+    # shellcheck disable=SC2154  # mbps is the hooks'
+    if awk -v r="$mbps" -v w="$wall_mbps" 'BEGIN { exit !(r < 0.99 * w) }'; then
+        echo "$prog: reported $mbps MB/s is below the wall-clock bound $wall_mbps" >&2
+        return 1
+    fi
+}
+
+# plausible_lat TOOL CASE ITERS, for plausible: the average one-way
+# latency $avg (and $p50, one-way too) cannot be more than the client's
+# whole run over ITERS exchanges, each two ways; the cycle rate again.
+# Sets $wall_lat, the wall-clock bound on the one-way average, for the
+# record.
+plausible_lat() {
+    local iters=$3
+    wall_lat=$(awk -v n="$iters" -v us="$wall_us" \
+        'BEGIN { printf "%.3f", us / n / 2 }')
+    if awk -v a="$avg" -v w="$wall_lat" -v p="$p50" \
+        'BEGIN { exit !(a > 1.01 * w || a <= 0 || p <= 0) }'; then
+        echo "$prog: reported average $avg us (p50 $p50 us) is outside (0, wall-clock bound $wall_lat us]" >&2
+        return 1
+    fi
+}
+
+# ours_run LOG ARGS...: one run of our tool (bench_tools) on $ours_port,
+# the server adopting the client's test settings (negotiated), the client
+# given ARGS and writing JSON to LOG.client; 0 when both ended well.
+ours_run() {
+    local log=$1 bin=$top/build/src/$ours_tool
+    shift
+    start_server "$log" "$ours_port" "$bin" -d "$dev" -x "$gid" \
+        -p "$ours_port" || return 1
+    timed_client "$log" "$bin" -d "$dev" -x "$gid" -p "$ours_port" \
+        "$@" --output json "$addr" || return 1
+    finish_server
+}
+
+# result_fields FILE EXPR...: each Python EXPR, over r, the first of the
+# "results" in our JSON output FILE, on one line. mib_s() is its
+# bw_avg_gbps (10^9 bit/s) in 2^20 byte/s, like perftest's, as "%.4f".
+# (No process substitution for `read`ing them: the guest has no /dev/fd.)
+result_fields() {
+    python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+def mib_s():
+    return "%.4f" % (r["bw_avg_gbps"] * 1e9 / 8 / 2**20)
+print(*(eval(e) for e in sys.argv[2:]))' "$@"
+}
+
+# perftest_run [--release PATTERN GRACE] LOG ARGS...: one run of
+# perftest's tool (bench_tools), server and client with ARGS (which name
+# $theirs_port), the client also given the server's address; 0 when both
+# ended well. --release: release_server LOG PATTERN GRACE for the server.
+perftest_run() {
+    local pattern='' grace=''
+    if [ "$1" = --release ]; then
+        pattern=$2 grace=$3
+        shift 3
+    fi
+    local log=$1
+    shift
+    start_server "$log" "$theirs_port" "$theirs_tool" "$@" || return 1
+    [ -z "$pattern" ] || release_server "$log" "$pattern" "$grace"
+    timed_client "$log" "$theirs_tool" "$@" "$addr" || return 1
+    if [ -n "$pattern" ]; then
+        finish_released_server "$log"
+    else
+        finish_server
+    fi
+}
+
+# perftest_like LOG [ITERS]: say so (the run still counts) where
+# perftest's headers show other settings than ours: the inline size it
+# granted (LOG.client) against $inline and, given ITERS, its UD server's
+# rx depth (LOG.server) against rx_depth_for ITERS.
+perftest_like() {
+    local log=$1 granted depth
+    granted=$(sed -n 's/^ *Max inline data *: *\([0-9]*\).*/\1/p' "$log.client")
+    if [ "$granted" != "$inline" ]; then
+        echo "$prog: $theirs_tool used inline $granted, ours $inline: not like for like" >&2
+    fi
+    [ $# -ge 2 ] || return 0
+    depth=$(sed -n 's/^ *RX depth *: *\([0-9]*\).*/\1/p' "$log.server")
+    if [ "$depth" != "$(rx_depth_for "$2")" ]; then
+        echo "$prog: $theirs_tool's server used rx depth $depth, ours $(rx_depth_for "$2"): not like for like" >&2
+    fi
+}
+
+# perftest_mbps SIZE LOG: from a perftest bandwidth client's LOG.client,
+# the row under the "BW average[MB/sec]" header (MiB/s, as perftest's
+# --help says; MsgRate * size agrees) whose first field is SIZE: its
+# average; 1 when there is none.
+perftest_mbps() {
+    awk -v size="$1" '
+        /BW average\[MB\/sec\]/ { hdr = 1; next }
+        hdr && $1 == size { print $4; found = 1; exit }
+        END { exit !found }' "$2.client"
+}
+
+# perftest_latency SIZE LOG: from a perftest latency client's LOG.client,
+# the row under the header naming the columns whose first field is SIZE;
+# columns found by name. Sets $p50 (t_typical, the median) and $avg; 0
+# when both were found.
+perftest_latency() {
+    read -r p50 avg <<<"$(awk -v size="$1" '
+        /t_typical\[usec\]/ {
+            for (i = 1; i <= NF; i++) {
+                if ($i == "t_typical[usec]") tp = i
+                if ($i == "t_avg[usec]") ta = i
+            }
+            next
+        }
+        tp && ta && $1 == size { print $tp, $ta; exit }' "$2.client")" || true
+    [ -n "$p50" ] && [ -n "$avg" ]
 }
 
 # Python helpers for the `report` hooks: bench_python ARGS... runs the
@@ -242,6 +503,68 @@ def verdict(label, entry, target, lower_better, what=""):
     print("verdict %s: %s%s (ratio %s, target %s %g)"
           % (label, what, entry["verdict"], fmt(entry.get("ratio")),
              "<=" if lower_better else ">=", target))
+
+def run_entry(size, mine, columns, head={}, **extra):
+    """The summary entry of a case: the items of head, bytes, iterations,
+    the runs of each tool for each of columns (ours_COL, theirs_COL), the
+    items of extra, retries."""
+    entry = dict(head, bytes=int(size), iterations=int(mine[0]["iters"]))
+    for col in columns:
+        for tool in ("ours", "theirs"):
+            entry[tool + "_" + col] = values(mine, tool, col)
+    entry.update(extra)
+    entry["retries"] = sum(int(r["attempts"]) - 1 for r in mine)
+    return entry
+
+def bandwidth(label, size, mine, target, **extra):
+    """A bandwidth case (columns mbps and wall_mbps, higher is better):
+    the runs, medians, ratio and wall-clock check printed under label; its
+    entry (run_entry, compare) returned."""
+    entry = run_entry(size, mine, ("mbps", "wall_mbps"), **extra)
+    wall_o, wall_t = entry["ours_wall_mbps"], entry["theirs_wall_mbps"]
+    series(label, entry["ours_mbps"], entry["theirs_mbps"])
+    # Bytes over the whole run of each client, setup included: a check on
+    # the clocks of the tools themselves, not the figure compared.
+    if compare(label, mine, "mbps", target, False, entry) and wall_o and wall_t:
+        print("%s  wall-clock check (setup included): ours %.2f  theirs %.2f"
+              % (" " * len(label), statistics.median(wall_o),
+                 statistics.median(wall_t)))
+    return entry
+
+def latency(label, size, mine, target, head={}, **extra):
+    """A latency case (columns p50_us, avg_us and wall_us; p50 compared,
+    lower is better): the runs, medians, ratio, averages and wall-clock
+    bounds printed under label; its entry (run_entry, compare) returned."""
+    entry = run_entry(size, mine, ("p50_us", "avg_us", "wall_us"), head,
+                      **extra)
+    series(label, entry["ours_p50_us"], entry["theirs_p50_us"])
+    if compare(label, mine, "p50_us", target, True, entry):
+        med = lambda k: statistics.median(entry[k]) if entry[k] else 0
+        # The wall-clock bound: a check on the clocks of the tools.
+        print("%s  average: ours %.2f  theirs %.2f;  wall-clock bound"
+              " (setup included): ours %.2f  theirs %.2f"
+              % (" " * len(label), med("ours_avg_us"), med("theirs_avg_us"),
+                 med("ours_wall_us"), med("theirs_wall_us")))
+    return entry
+
+def summarize(title, key, case, lower_better, meta, cases="sizes",
+              what="", more=None):
+    """The whole report, from the arguments of the hook: title; for each
+    value of column key, in order, case(value, its rows, target) -> (label,
+    entry), printing its part; then the verdict of each case (and
+    more(label, entry)); the JSON: the items of meta, target_ratio, and the
+    entries under the name cases."""
+    rows, target, out = load(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+    print(title)
+    summary = [case(v, [r for r in rows if r[key] == v], target)
+               for v in distinct(rows, key)]
+    for label, e in summary:
+        verdict(label, e, target, lower_better, what)
+        if more:
+            more(label, e)
+    json.dump(dict(meta, target_ratio=target,
+                   **{cases: [e for _, e in summary]}),
+              open(out, "w"), indent=2)
 '
 bench_python() {
     python3 -c "$bench_py$(cat)" "$@"
