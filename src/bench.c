@@ -213,6 +213,8 @@ static void print_report(const struct cqp_bench_ops *ops,
 	    .rows = rows,
 	    .nrows = nrows,
 	    .error = error,
+	    .summary = run->summary,
+	    .nsummary = run->nsummary,
 	};
 
 	if (ops->annotate)
@@ -243,6 +245,10 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 		goto out;
 	}
 	set_up = true;
+	if (ops->run_all) {
+		rc = ops->run_all(run, ctx, rows, MAX_STEPS, &nrows);
+		goto out;
+	}
 	if (run->is_client) {
 		if (!run->p->all && run->p->size > run->max_size) {
 			rc = cqp_fail(CQP_E_USAGE,

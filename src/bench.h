@@ -18,6 +18,8 @@
 #define CQP_IMM_END	0xffffffffu /* the step's last message */
 #define CQP_IMM_MEASURE 0xfffffffeu /* the first measured message */
 
+#define CQP_RUN_FIGURES 64
+
 struct cqp_run {
 	struct cqp_params *p;
 	struct cqp_session *s;
@@ -26,6 +28,8 @@ struct cqp_run {
 	struct cqp_device_info dev;  /* filled by setup */
 	uint64_t max_size;	     /* largest message the setup allows */
 	struct cqp_comp *comp;	     /* set by setup: modes switch, idle */
+	struct cqp_figure summary[CQP_RUN_FIGURES]; /* run-wide figures */
+	unsigned nsummary;
 };
 
 struct cqp_bench_ops {
@@ -40,6 +44,11 @@ struct cqp_bench_ops {
 	int (*run_size)(struct cqp_run *run, void *ctx, uint64_t size,
 			struct cqp_row *row, struct cqp_cost *mine);
 	void (*teardown)(struct cqp_run *run, void *ctx);
+	/* Optional, instead of run_size: the whole run at once, for tools
+	 * whose rows are not steps (cm_event_stress: a row per side and
+	 * event type).  Fills at most cap rows and run->summary. */
+	int (*run_all)(struct cqp_run *run, void *ctx, struct cqp_row *rows,
+		       unsigned cap, unsigned *nrows);
 	/* Optional: add what the rows imply (e.g. a projection). */
 	void (*annotate)(const struct cqp_run *run, struct cqp_report *r);
 };

@@ -31,6 +31,8 @@
 
 static const char *const cq_mode_words[] = {"poll", "event", "hybrid", NULL};
 static const char *const output_words[] = {"human", "json", "csv", NULL};
+static const char *const cm_mode_words[] = {"block", "nonblock", "batch", NULL};
+#define CM CQP_TOOL_CM_EVENT_STRESS
 
 /* clang-format off */
 const struct cqp_option cqp_options[] = {
@@ -106,6 +108,28 @@ const struct cqp_option cqp_options[] = {
 	 "send to this multicast group; the server's QPs join it (ff0e::1, or ::ffff:239.1.1.1 on RoCE v2)", CQP_TOOL_UD_SEND_BW, NEG},
 	{"retry-us", 0, CQP_OPT_U32, OFF(retry_us), 0, 1000, 60000000, NULL, "USEC",
 	 "deadline of one exchange; a datagram lost on the way is retried and counted", CQP_TOOL_UD_SEND_LAT, NEG},
+	{"connections", 'c', CQP_OPT_U32, OFF(connections), 0, 1, 1000000, NULL, "N",
+	 "connections per round", CM, NEG},
+	{"concurrency", 0, CQP_OPT_U32, OFF(concurrency), 0, 1, 65536, NULL, "W",
+	 "connections in flight at once", CM, NEG},
+	{"rounds", 0, CQP_OPT_U32, OFF(rounds), 0, 1, 100000, NULL, "R",
+	 "rounds of connect, traffic and disconnect", CM, NEG},
+	{"msgs", 0, CQP_OPT_U32, OFF(msgs), 0, 0, 4096, NULL, "K",
+	 "small sends on each connection between connect and disconnect", CM, NEG},
+	{"no-qp", 0, CQP_OPT_FLAG, OFF(no_qp), 0, 0, 1, NULL, NULL,
+	 "connect without QPs: the cost of RDMA CM alone", CM, NEG},
+	{"reject-pct", 0, CQP_OPT_U32, OFF(reject_pct), 0, 0, 100, NULL, "P",
+	 "the server rejects this share of requests, with private data in the reject", CM, NEG},
+	{"cm-mode", 0, CQP_OPT_ENUM, OFF(cm_mode), 0, 0, 2, cm_mode_words, "MODE",
+	 "how events are taken: block (rdma_get_cm_event), nonblock (epoll, drained each wakeup) or batch (take up to --cm-batch, ack, then process copies)", CM, NEG},
+	{"cm-batch", 0, CQP_OPT_U32, OFF(cm_batch), 0, 1, 4096, NULL, "N",
+	 "batch mode: events taken and acked per pass", CM, NEG},
+	{"threads", 0, CQP_OPT_U32, OFF(threads), 0, 0, 64, NULL, "T",
+	 "worker threads that process event copies while the event thread alone acks (0: the event thread processes)", CM, NEG},
+	{"retries", 0, CQP_OPT_U32, OFF(retries), 0, 0, 100, NULL, "N",
+	 "retries of a failed address or route resolution", CM, NEG},
+	{"cm-timeout-ms", 0, CQP_OPT_U32, OFF(cm_timeout_ms), 0, 10, 600000, NULL, "MS",
+	 "timeout given to rdma_resolve_addr and rdma_resolve_route", CM, NEG},
 	{"output", 0, CQP_OPT_ENUM, OFF(output), 0, 0, 2, output_words, "FMT",
 	 "report format: human, json or csv", ALL, 0},
 	{"report-gbits", 0, CQP_OPT_FLAG, OFF(report_gbits), 0, 0, 1, NULL, NULL,
@@ -151,6 +175,11 @@ const char *cqp_cq_mode_name(uint32_t mode)
 	return mode <= CQP_CQ_HYBRID ? cq_mode_words[mode] : "?";
 }
 
+const char *cqp_cm_mode_name(uint32_t mode)
+{
+	return mode <= CQP_CM_BATCH ? cm_mode_words[mode] : "?";
+}
+
 const char *cqp_output_name(uint32_t output)
 {
 	return output <= CQP_OUT_CSV ? output_words[output] : "?";
@@ -180,6 +209,12 @@ void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool)
 	p->spin_us = 50;
 	p->qkey = CQP_DEFAULT_QKEY;
 	p->retry_us = 100000;
+	p->connections = 100;
+	p->concurrency = 16;
+	p->rounds = 1;
+	p->cm_batch = 32;
+	p->retries = 3;
+	p->cm_timeout_ms = 2000;
 	if (tool & LAT_TOOLS) {
 		/* One message in flight: perftest's latency defaults. */
 		p->size = 2;
@@ -675,6 +710,10 @@ int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
 		    "--mcast: '%s' is not a multicast GID (ff00::/8, "
 		    "or ::ffff:224.0.0.0/100 for RoCE v2)",
 		    p->mcast);
+	if (p->msgs && p->no_qp)
+		return cqp_fail(CQP_E_USAGE,
+				"--msgs and --no-qp conflict: traffic needs "
+				"QPs");
 	if (p->rdma_cm && p->qkey != CQP_DEFAULT_QKEY)
 		return cqp_fail(
 		    CQP_E_USAGE,

@@ -24,6 +24,7 @@ enum cqp_tool {
 
 enum cqp_cq_mode { CQP_CQ_POLL, CQP_CQ_EVENT, CQP_CQ_HYBRID };
 enum cqp_output { CQP_OUT_HUMAN, CQP_OUT_JSON, CQP_OUT_CSV };
+enum cqp_cm_mode { CQP_CM_BLOCK, CQP_CM_NONBLOCK, CQP_CM_BATCH };
 
 #define CQP_DEFAULT_PORT 18600 /* not perftest's 18515: both can run */
 #define CQP_DEFAULT_QKEY 0x11111111u
@@ -78,6 +79,18 @@ struct cqp_params {
 	bool rdma_cm;	   /* UD path through RDMA CM instead of the oob */
 	char mcast[64];	   /* "" = unicast, else the group's GID */
 	uint32_t retry_us; /* ud_send_lat: deadline of one exchange */
+	/* cm_event_stress */
+	uint32_t connections;
+	uint32_t concurrency;
+	uint32_t rounds;
+	uint32_t msgs; /* sends per connection, 0 = none */
+	bool no_qp;
+	uint32_t reject_pct;
+	uint32_t cm_mode; /* enum cqp_cm_mode */
+	uint32_t cm_batch;
+	uint32_t threads; /* 0 = the event thread handles events itself */
+	uint32_t retries;
+	uint32_t cm_timeout_ms;
 };
 
 enum cqp_opt_type {
@@ -119,6 +132,7 @@ extern const struct cqp_option cqp_options[];
 const char *cqp_tool_name(enum cqp_tool tool);
 const char *cqp_cq_mode_name(uint32_t mode);
 const char *cqp_output_name(uint32_t output);
+const char *cqp_cm_mode_name(uint32_t mode);
 
 /* Default values for every field. */
 void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool);

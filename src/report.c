@@ -165,6 +165,7 @@ struct shape {
 	bool rx_mem;   /* some side of some row reported receive memory */
 	bool delivery; /* UD: sent against received */
 	bool lost;     /* ud_send_lat: lost exchanges */
+	bool event;    /* cm_event_stress: rows are event types */
 };
 
 static struct shape report_shape(const struct cqp_report *r)
@@ -186,6 +187,7 @@ static struct shape report_shape(const struct cqp_report *r)
 			    (row->server.valid && row->server.has_rx_mem);
 		s.delivery |= row->has_delivery;
 		s.lost |= row->has_lost;
+		s.event |= row->side[0] != '\0';
 	}
 	return s;
 }
@@ -466,6 +468,41 @@ static void print_delivery(const struct cqp_report *r, const struct shape *s,
 		b);
 }
 
+/* ---- run-wide figures ---- */
+
+static void fmt_figure(char *buf, size_t cap, const struct cqp_figure *f)
+{
+	if (f->integer)
+		snprintf(buf, cap, "%.0f", f->value);
+	else
+		fmt_double(buf, cap, "%.2f", f->value);
+}
+
+/* " Summary: a 1, b 2.00" then a line per group. */
+static void print_summary(const struct cqp_report *r, FILE *out)
+{
+	const char *group = NULL;
+	char v[48];
+
+	for (unsigned i = 0; i < r->nsummary; i++) {
+		const struct cqp_figure *f = &r->summary[i];
+
+		if (!group || strcmp(group, f->group) != 0) {
+			if (group)
+				fputc('\n', out);
+			fprintf(out,
+				" %s:", f->group[0] ? f->group : "Summary");
+			group = f->group;
+		} else {
+			fputc(',', out);
+		}
+		fmt_figure(v, sizeof(v), f);
+		fprintf(out, " %s %s", f->key, v);
+	}
+	if (group)
+		fputc('\n', out);
+}
+
 /* ---- the load projection, in words ---- */
 
 /* Three significant figures and a decimal prefix: "3.05 M", "47.7 k". */
@@ -567,6 +604,10 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 
 	fprintf(out, " %s (%s, cqperf %s)\n", r->title ? r->title : "cqperf",
 		cqp_tool_name(r->tool), CQP_VERSION);
+	if (r->tool == CQP_TOOL_CM_EVENT_STRESS) {
+		fputs(" Device: RDMA CM's choice for each connection\n", out);
+		return;
+	}
 	fprintf(out, " Device: %s  port %" PRIu32 "  GID index %" PRId32,
 		d->name[0] ? d->name : "(unknown)", d->port, d->gid_index);
 	if (d->gid[0])
@@ -608,15 +649,22 @@ static void print_human(const struct cqp_report *r, FILE *out)
 
 	/* With no rows (an early failure) the header still says what
 	 * kind of table it would have been. */
-	if (!s.bw && !s.lat)
+	if (!s.bw && !s.lat && !s.event)
 		s.bw = true;
 	for (i = 0; i < r->nrows; i++)
 		label_w = max_int(label_w, (int)strlen(r->rows[i].label));
 
-	if (s.label)
-		line_cell(&l, label_w, "mode");
-	line_cell(&l, NUM_W, "#bytes");
-	line_cell(&l, 11, "#iterations");
+	if (s.event) {
+		line_cell(&l, 6, "side");
+		line_cell(&l, label_w, "event");
+		line_cell(&l, NUM_W, "count");
+		line_cell(&l, NUM_W, "events/s");
+	} else {
+		if (s.label)
+			line_cell(&l, label_w, "mode");
+		line_cell(&l, NUM_W, "#bytes");
+		line_cell(&l, 11, "#iterations");
+	}
 	if (s.bw) {
 		line_cell(&l, 15,
 			  gbits ? "BW peak[Gb/sec]" : "BW peak[MB/sec]");
@@ -654,13 +702,22 @@ static void print_human(const struct cqp_report *r, FILE *out)
 		const struct cqp_row *row = &r->rows[i];
 
 		l.len = 0;
-		if (s.label)
-			line_cell(&l, label_w,
-				  row->label[0] ? row->label : "-");
-		snprintf(v, sizeof(v), "%" PRIu64, row->bytes);
-		line_cell(&l, NUM_W, v);
-		snprintf(v, sizeof(v), "%" PRIu64, row->iterations);
-		line_cell(&l, 11, v);
+		if (s.event) {
+			line_cell(&l, 6, row->side);
+			line_cell(&l, label_w, row->label);
+			snprintf(v, sizeof(v), "%" PRIu64, row->count);
+			line_cell(&l, NUM_W, v);
+			fmt_double(v, sizeof(v), "%.0f", row->rate_per_s);
+			line_cell(&l, NUM_W, v);
+		} else {
+			if (s.label)
+				line_cell(&l, label_w,
+					  row->label[0] ? row->label : "-");
+			snprintf(v, sizeof(v), "%" PRIu64, row->bytes);
+			line_cell(&l, NUM_W, v);
+			snprintf(v, sizeof(v), "%" PRIu64, row->iterations);
+			line_cell(&l, 11, v);
+		}
 		if (s.bw) {
 			/* MB = 2^20 bytes, as perftest prints. */
 			double f = gbits ? 1.0 : 1e9 / 8 / 1048576.0;
@@ -715,6 +772,7 @@ static void print_human(const struct cqp_report *r, FILE *out)
 	}
 	rule(out, width);
 	print_delivery(r, &s, out);
+	print_summary(r, out);
 	print_projection(&r->projection, out);
 	if (r->error)
 		fprintf(out, "partial results: %s\n", r->error);
@@ -794,6 +852,34 @@ static void json_projection(struct cqp_json *j, const struct cqp_projection *pr)
 			cqp_json_double(j, f->key, proj_double(pr, f));
 		else
 			cqp_json_u64(j, f->key, proj_uint(pr, f));
+	}
+	cqp_json_obj_end(j);
+}
+
+static void json_figure(struct cqp_json *j, const struct cqp_figure *f)
+{
+	if (f->integer && f->value >= 0)
+		cqp_json_u64(j, f->key, (uint64_t)f->value);
+	else
+		cqp_json_double(j, f->key, f->value);
+}
+
+static void json_summary(struct cqp_json *j, const struct cqp_report *r)
+{
+	unsigned i = 0;
+
+	cqp_json_obj_begin(j, "summary");
+	while (i < r->nsummary) {
+		const char *g = r->summary[i].group;
+
+		if (!g[0]) {
+			json_figure(j, &r->summary[i++]);
+			continue;
+		}
+		cqp_json_obj_begin(j, g);
+		while (i < r->nsummary && strcmp(r->summary[i].group, g) == 0)
+			json_figure(j, &r->summary[i++]);
+		cqp_json_obj_end(j);
 	}
 	cqp_json_obj_end(j);
 }
@@ -880,10 +966,17 @@ static void print_json(const struct cqp_report *r, FILE *out)
 		const struct cqp_row *row = &r->rows[i];
 
 		cqp_json_obj_begin(&j, NULL);
-		if (row->label[0])
-			cqp_json_str(&j, "label", row->label);
-		cqp_json_u64(&j, "bytes", row->bytes);
-		cqp_json_u64(&j, "iterations", row->iterations);
+		if (row->side[0]) {
+			cqp_json_str(&j, "side", row->side);
+			cqp_json_str(&j, "event", row->label);
+			cqp_json_u64(&j, "count", row->count);
+			cqp_json_double(&j, "rate_per_s", row->rate_per_s);
+		} else {
+			if (row->label[0])
+				cqp_json_str(&j, "label", row->label);
+			cqp_json_u64(&j, "bytes", row->bytes);
+			cqp_json_u64(&j, "iterations", row->iterations);
+		}
 		if (row->has_bw) {
 			cqp_json_double(&j, "bw_peak_gbps", row->bw_peak_gbps);
 			cqp_json_double(&j, "bw_avg_gbps", row->bw_avg_gbps);
@@ -922,6 +1015,8 @@ static void print_json(const struct cqp_report *r, FILE *out)
 	cqp_json_arr_end(&j);
 	if (r->projection.valid)
 		json_projection(&j, &r->projection);
+	if (r->nsummary)
+		json_summary(&j, r);
 	if (r->error)
 		cqp_json_str(&j, "error", r->error);
 	cqp_json_obj_end(&j);
@@ -1031,9 +1126,12 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 	size_t k;
 	const char *e;
 
-	if (s.label)
+	if (s.event)
+		fputs("side,event,count,rate_per_s", out);
+	else if (s.label)
 		fputs("label,", out);
-	fputs("bytes,iterations", out);
+	if (!s.event)
+		fputs("bytes,iterations", out);
 	if (s.bw)
 		fputs(",bw_peak_gbps,bw_avg_gbps,msg_rate_mpps", out);
 	if (s.delivery)
@@ -1052,12 +1150,19 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 	for (i = 0; i < r->nrows; i++) {
 		const struct cqp_row *row = &r->rows[i];
 
-		if (s.label) {
+		if (s.event) {
+			fprintf(out, "%s,", row->side);
 			csv_text(out, row->label);
-			fputc(',', out);
+			fprintf(out, ",%" PRIu64 ",", row->count);
+			csv_double(out, row->rate_per_s);
+		} else {
+			if (s.label) {
+				csv_text(out, row->label);
+				fputc(',', out);
+			}
+			fprintf(out, "%" PRIu64 ",%" PRIu64, row->bytes,
+				row->iterations);
 		}
-		fprintf(out, "%" PRIu64 ",%" PRIu64, row->bytes,
-			row->iterations);
 		if (s.bw) {
 			fputc(',', out);
 			csv_double(out, row->has_bw ? row->bw_peak_gbps : NAN);
@@ -1102,6 +1207,17 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 	}
 	if (r->projection.valid)
 		csv_projection(out, &r->projection);
+	if (r->nsummary) {
+		fputs("# summary:", out);
+		for (unsigned k2 = 0; k2 < r->nsummary; k2++) {
+			const struct cqp_figure *f = &r->summary[k2];
+
+			fprintf(out, " %s%s%s=", f->group,
+				f->group[0] ? "." : "", f->key);
+			csv_double(out, f->value);
+		}
+		fputc('\n', out);
+	}
 	if (r->error) {
 		/* One comment line whatever the message holds. */
 		fputs("# error: ", out);
@@ -1111,24 +1227,29 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 	}
 }
 
-void cqp_lat_encode(const struct cqp_summary *s, struct cqp_kv_writer *w)
+/* The latency summary as kv keys PREFIXlat_us_min ... PREFIXlat_us_max. */
+static void lat_encode_as(const struct cqp_summary *s, const char *prefix,
+			  struct cqp_kv_writer *w)
 {
-	char key[32];
+	char key[64];
 
 	for (unsigned i = 0; i < N_LAT_FIELDS; i++) {
-		snprintf(key, sizeof(key), "lat_us_%s", lat_fields[i].key);
+		snprintf(key, sizeof(key), "%slat_us_%s", prefix,
+			 lat_fields[i].key);
 		cqp_kv_add_double(w, key, lat_value(s, &lat_fields[i]));
 	}
 }
 
-int cqp_lat_decode(struct cqp_summary *s, const char *text, size_t len)
+static int lat_decode_as(struct cqp_summary *s, const char *prefix,
+			 const char *text, size_t len)
 {
-	char key[32];
+	char key[64];
 
 	for (unsigned i = 0; i < N_LAT_FIELDS; i++) {
 		int rc;
 
-		snprintf(key, sizeof(key), "lat_us_%s", lat_fields[i].key);
+		snprintf(key, sizeof(key), "%slat_us_%s", prefix,
+			 lat_fields[i].key);
 		rc = cqp_kv_get_double(
 		    text, len, key,
 		    (double *)((char *)s + lat_fields[i].offset));
@@ -1136,6 +1257,16 @@ int cqp_lat_decode(struct cqp_summary *s, const char *text, size_t len)
 			return rc;
 	}
 	return 0;
+}
+
+void cqp_lat_encode(const struct cqp_summary *s, struct cqp_kv_writer *w)
+{
+	lat_encode_as(s, "", w);
+}
+
+int cqp_lat_decode(struct cqp_summary *s, const char *text, size_t len)
+{
+	return lat_decode_as(s, "", text, len);
 }
 
 static int kv_has(const char *text, size_t len, const char *key);
@@ -1187,6 +1318,42 @@ int cqp_delivery_decode(struct cqp_row *row, const char *text, size_t len)
 		else
 			row->has_delivery = true;
 	}
+	return 0;
+}
+
+void cqp_event_row_encode(const struct cqp_row *row, const char *prefix,
+			  struct cqp_kv_writer *w)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "%sevent", prefix);
+	cqp_kv_add_str(w, key, row->label);
+	snprintf(key, sizeof(key), "%scount", prefix);
+	cqp_kv_add_u64(w, key, row->count);
+	snprintf(key, sizeof(key), "%srate_per_s", prefix);
+	cqp_kv_add_double(w, key, row->rate_per_s);
+	lat_encode_as(&row->lat_us, prefix, w);
+}
+
+int cqp_event_row_decode(struct cqp_row *row, const char *prefix,
+			 const char *text, size_t len)
+{
+	char key[64];
+	int rc;
+
+	snprintf(key, sizeof(key), "%sevent", prefix);
+	if ((rc = cqp_kv_get_str(text, len, key, row->label,
+				 sizeof(row->label))) < 0)
+		return rc;
+	snprintf(key, sizeof(key), "%scount", prefix);
+	if ((rc = cqp_kv_get_u64(text, len, key, &row->count)) < 0)
+		return rc;
+	snprintf(key, sizeof(key), "%srate_per_s", prefix);
+	if ((rc = cqp_kv_get_double(text, len, key, &row->rate_per_s)) < 0)
+		return rc;
+	if ((rc = lat_decode_as(&row->lat_us, prefix, text, len)) < 0)
+		return rc;
+	row->has_lat = true;
 	return 0;
 }
 

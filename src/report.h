@@ -63,6 +63,11 @@ struct cqp_row {
 	uint64_t rx_dry;   /* times the server found its receives used up */
 	bool has_lost;	   /* ud_send_lat: exchanges retried after a loss */
 	uint64_t lost;
+	/* cm_event_stress: a row per side and event type (label: the name
+	 * rdma_event_str gives). */
+	char side[8]; /* "client", "server"; "" = not an event row */
+	uint64_t count;
+	double rate_per_s;
 	struct cqp_cost client, server;
 	struct cqp_hist *hist; /* -H: latency in ns as reported; owned, freed
 				* with the row by cqp_rows_free() */
@@ -82,6 +87,15 @@ struct cqp_projection {
 	double core_pct; /* wakeups/s x cost, as a share of a core */
 };
 
+/* A run-wide figure (cm_event_stress's summary).  Figures of one group
+ * are adjacent and render as one nested object. */
+struct cqp_figure {
+	char group[24]; /* "" = top level */
+	char key[40];
+	double value;
+	bool integer;
+};
+
 struct cqp_report {
 	enum cqp_tool tool;
 	const char *title; /* "RC SEND bandwidth" */
@@ -92,6 +106,8 @@ struct cqp_report {
 	unsigned nrows;
 	const char *error; /* non-NULL: the run failed (partial) */
 	struct cqp_projection projection; /* valid: cq_event_lat figures */
+	const struct cqp_figure *summary;
+	unsigned nsummary;
 };
 
 /* UD delivery figures derived from a row: share of expected messages that
@@ -102,6 +118,12 @@ double cqp_wire_eff_pct(uint64_t bytes);
 /* The row's delivery figures as kv, and merged back from the peer's. */
 void cqp_delivery_encode(const struct cqp_row *row, struct cqp_kv_writer *w);
 int cqp_delivery_decode(struct cqp_row *row, const char *text, size_t len);
+
+/* An event row's figures as kv under prefix ("s0_"), and back. */
+void cqp_event_row_encode(const struct cqp_row *row, const char *prefix,
+			  struct cqp_kv_writer *w);
+int cqp_event_row_decode(struct cqp_row *row, const char *prefix,
+			 const char *text, size_t len);
 
 /* Frees what rows own (their histograms). */
 void cqp_rows_free(struct cqp_row *rows, unsigned nrows);

@@ -1,0 +1,329 @@
+#include "cm_loop.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "options.h"
+#include "stats.h"
+
+#define QUEUE_CAP 1024
+
+struct cqp_cm_worker {
+	struct cqp_cm_loop *l;
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t mu;
+	pthread_cond_t more, drained;
+	struct cqp_cm_ev q[QUEUE_CAP];
+	unsigned head, count;
+	bool busy, quit;
+};
+
+/* The first failure of any worker, for the event thread to report. */
+static pthread_mutex_t err_mu = PTHREAD_MUTEX_INITIALIZER;
+static int err_code;
+static char err_msg[512];
+
+static void note_error(int code, const char *msg)
+{
+	pthread_mutex_lock(&err_mu);
+	if (!err_code) {
+		err_code = code;
+		snprintf(err_msg, sizeof(err_msg), "%s", msg);
+	}
+	pthread_mutex_unlock(&err_mu);
+}
+
+static int take_error(void)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&err_mu);
+	if (err_code) {
+		rc = cqp_fail(err_code, "%s", err_msg);
+		err_code = 0;
+	}
+	pthread_mutex_unlock(&err_mu);
+	return rc;
+}
+
+static void *work(void *arg)
+{
+	struct cqp_cm_worker *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		struct cqp_cm_ev ev;
+		int rc;
+
+		while (!w->count && !w->quit)
+			pthread_cond_wait(&w->more, &w->mu);
+		if (!w->count)
+			break;
+		ev = w->q[w->head];
+		w->head = (w->head + 1) % QUEUE_CAP;
+		w->count--;
+		w->busy = true;
+		pthread_cond_broadcast(&w->drained); /* room in the queue */
+		pthread_mutex_unlock(&w->mu);
+		rc = w->l->handle(w->l->arg, &ev);
+		if (rc < 0)
+			note_error(cqp_errcode(), cqp_errmsg());
+		pthread_mutex_lock(&w->mu);
+		w->busy = false;
+		pthread_cond_broadcast(&w->drained);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+static int start_workers(struct cqp_cm_loop *l)
+{
+	l->workers = calloc(l->cfg.threads, sizeof(*l->workers));
+	if (!l->workers)
+		return cqp_fail(CQP_E_NOMEM, "out of memory for workers");
+	for (unsigned i = 0; i < l->cfg.threads; i++) {
+		struct cqp_cm_worker *w = &l->workers[i];
+		int err;
+
+		w->l = l;
+		pthread_mutex_init(&w->mu, NULL);
+		pthread_cond_init(&w->more, NULL);
+		pthread_cond_init(&w->drained, NULL);
+		l->nworkers++;
+		err = pthread_create(&w->thread, NULL, work, w);
+		if (err)
+			return cqp_fail(CQP_E_SYS, "starting worker %u: %s", i,
+					strerror(err));
+		w->started = true;
+	}
+	return 0;
+}
+
+int cqp_cm_loop_create(struct cqp_cm_loop *l, const struct cqp_cm_loop_cfg *cfg,
+		       cqp_cm_handler handle, void *arg)
+{
+	memset(l, 0, sizeof(*l));
+	l->cfg = *cfg;
+	l->handle = handle;
+	l->arg = arg;
+	l->epfd = -1;
+	l->ch = rdma_create_event_channel();
+	if (!l->ch)
+		return cqp_fail(errno == ENODEV ? CQP_E_NODEV : CQP_E_DEVICE,
+				"rdma_create_event_channel: %s",
+				strerror(errno));
+	if (cfg->mode != CQP_CM_BLOCK) {
+		int fl = fcntl(l->ch->fd, F_GETFL);
+
+		if (fl < 0 || fcntl(l->ch->fd, F_SETFL, fl | O_NONBLOCK) < 0)
+			return cqp_fail(CQP_E_SYS,
+					"O_NONBLOCK on the event channel: %s",
+					strerror(errno));
+	}
+	if (cfg->mode == CQP_CM_BATCH &&
+	    !(l->batch = calloc(cfg->batch, sizeof(*l->batch))))
+		return cqp_fail(CQP_E_NOMEM, "out of memory for a batch");
+	return cfg->threads ? start_workers(l) : 0;
+}
+
+void cqp_cm_loop_destroy(struct cqp_cm_loop *l)
+{
+	for (unsigned i = 0; i < l->nworkers; i++) {
+		struct cqp_cm_worker *w = &l->workers[i];
+
+		if (w->started) {
+			pthread_mutex_lock(&w->mu);
+			w->quit = true;
+			pthread_cond_signal(&w->more);
+			pthread_mutex_unlock(&w->mu);
+			pthread_join(w->thread, NULL);
+		}
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->more);
+		pthread_cond_destroy(&w->drained);
+	}
+	cqp_watchdog_stop(&l->wd);
+	if (l->ch)
+		rdma_destroy_event_channel(l->ch);
+	free(l->workers);
+	free(l->batch);
+	memset(l, 0, sizeof(*l));
+	l->epfd = -1;
+}
+
+/* Copies what the event says, then acks it. */
+static void copy_and_ack(struct cqp_cm_loop *l, struct rdma_cm_event *e,
+			 struct cqp_cm_ev *out)
+{
+	uint64_t t0 = cqp_now_ns(), t1;
+	const void *pd = e->id && e->id->ps == RDMA_PS_UDP
+			     ? e->param.ud.private_data
+			     : e->param.conn.private_data;
+	uint8_t len = e->id && e->id->ps == RDMA_PS_UDP
+			  ? e->param.ud.private_data_len
+			  : e->param.conn.private_data_len;
+
+	out->type = e->event;
+	out->status = e->status;
+	out->id = e->id;
+	out->listen_id = e->listen_id;
+	out->t_ns = t0;
+	out->pdata_len = pd ? len : 0;
+	if (out->pdata_len)
+		memcpy(out->pdata, pd, out->pdata_len);
+	t1 = cqp_now_ns();
+	rdma_ack_cm_event(e);
+	l->copy_ns += t1 - t0;
+	l->ack_ns += cqp_now_ns() - t1;
+	l->acked++;
+}
+
+static void dispatch(struct cqp_cm_loop *l, const struct cqp_cm_ev *ev)
+{
+	/* One id, one worker: its events stay in order. */
+	struct cqp_cm_worker *w =
+	    &l->workers[((uintptr_t)ev->id >> 6) % l->nworkers];
+
+	pthread_mutex_lock(&w->mu);
+	while (w->count == QUEUE_CAP)
+		pthread_cond_wait(&w->drained, &w->mu);
+	w->q[(w->head + w->count) % QUEUE_CAP] = *ev;
+	w->count++;
+	pthread_cond_signal(&w->more);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void drain_workers(struct cqp_cm_loop *l)
+{
+	for (unsigned i = 0; i < l->nworkers; i++) {
+		struct cqp_cm_worker *w = &l->workers[i];
+
+		pthread_mutex_lock(&w->mu);
+		while (w->count || w->busy)
+			pthread_cond_wait(&w->drained, &w->mu);
+		pthread_mutex_unlock(&w->mu);
+	}
+}
+
+static int handle(struct cqp_cm_loop *l, const struct cqp_cm_ev *ev)
+{
+	if (l->nworkers) {
+		dispatch(l, ev);
+		return take_error();
+	}
+	return l->handle(l->arg, ev);
+}
+
+/* One event, or 0 when none came by deadline (block) or none is ready
+ * (the others).  1 when *e holds one. */
+static int get_event(struct cqp_cm_loop *l, uint64_t deadline,
+		     struct rdma_cm_event **e)
+{
+	if (l->cfg.mode == CQP_CM_BLOCK) {
+		int rc;
+
+		if (!l->wd.running && (rc = cqp_watchdog_start(&l->wd)) < 0)
+			return rc;
+		cqp_watchdog_arm(&l->wd, deadline);
+		rc = rdma_get_cm_event(l->ch, e);
+		cqp_watchdog_disarm(&l->wd);
+		if (rc == 0)
+			return 1;
+	} else if (rdma_get_cm_event(l->ch, e) == 0) {
+		return 1;
+	}
+	if (errno == EINTR || errno == EAGAIN)
+		return 0;
+	return cqp_fail(CQP_E_DEVICE, "rdma_get_cm_event: %s", strerror(errno));
+}
+
+/* Waits for the channel to be readable (non-blocking modes). */
+static int wait_readable(struct cqp_cm_loop *l, uint64_t deadline)
+{
+	struct pollfd pfd = {.fd = l->ch->fd, .events = POLLIN};
+	uint64_t now = cqp_now_ns();
+	int ms = now >= deadline ? 0 : (int)((deadline - now) / 1000000) + 1;
+	int r = poll(&pfd, 1, ms);
+
+	if (r < 0 && errno != EINTR)
+		return cqp_fail(CQP_E_SYS, "poll: %s", strerror(errno));
+	return r > 0;
+}
+
+/* Takes what is there (batch: up to --cm-batch, all acked before any is
+ * handled) and handles it.  Returns how many events it took. */
+static int take_some(struct cqp_cm_loop *l, uint64_t deadline)
+{
+	struct rdma_cm_event *e;
+	struct cqp_cm_ev ev;
+	unsigned n = 0;
+	int rc;
+
+	if (l->cfg.mode != CQP_CM_BLOCK &&
+	    (rc = wait_readable(l, deadline)) <= 0)
+		return rc;
+	if (l->cfg.mode == CQP_CM_BATCH) {
+		while (n < l->cfg.batch &&
+		       (rc = get_event(l, deadline, &e)) > 0) {
+			l->events++;
+			copy_and_ack(l, e, &l->batch[n++]);
+		}
+		if (rc < 0)
+			return rc;
+		for (unsigned i = 0; i < n; i++)
+			if ((rc = handle(l, &l->batch[i])) < 0)
+				return rc;
+		return (int)n;
+	}
+	/* block: one event; nonblock: everything up to EAGAIN. */
+	while ((rc = get_event(l, deadline, &e)) > 0) {
+		l->events++;
+		n++;
+		copy_and_ack(l, e, &ev);
+		if ((rc = handle(l, &ev)) < 0)
+			return rc;
+		if (l->cfg.mode == CQP_CM_BLOCK)
+			break;
+	}
+	return rc < 0 ? rc : (int)n;
+}
+
+int cqp_cm_loop_run(struct cqp_cm_loop *l, bool (*done)(void *arg),
+		    uint32_t quiet_ms, bool *quiet)
+{
+	uint64_t deadline = cqp_now_ns() + (uint64_t)quiet_ms * 1000000;
+
+	*quiet = false;
+	for (;;) {
+		int n;
+
+		if (l->cfg.stop && *l->cfg.stop)
+			return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
+		n = take_some(l, deadline);
+		if (n < 0)
+			return n;
+		if (n > 0) {
+			deadline = cqp_now_ns() + (uint64_t)quiet_ms * 1000000;
+			if (!done(l->arg))
+				continue;
+		} else if (cqp_now_ns() < deadline) {
+			continue;
+		}
+		/* Done, or quiet: let the workers catch up first. */
+		drain_workers(l);
+		if ((n = take_error()) < 0)
+			return n;
+		if (done(l->arg))
+			return 0;
+		if (cqp_now_ns() >= deadline) {
+			*quiet = true;
+			return 0;
+		}
+	}
+}
