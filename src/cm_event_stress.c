@@ -61,6 +61,8 @@ struct ctx {
 	uint64_t requests, accepted, srejected, sestablished, sdisconnected;
 	uint64_t live;
 	struct conn *live_list;
+	uint64_t oob_checked;
+	bool spoke; /* the client sent its results, or died */
 };
 
 static void count(struct ctx *c, const struct cqp_cm_ev *ev, uint64_t t_call)
@@ -345,6 +347,13 @@ static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 	uint64_t idx;
 	int rc = cqp_pd_check(ev->pdata, ev->pdata_len, CQP_PD_REQ, &seq);
 
+	if (c->spoke) {
+		/* Queued before a client died: not worth a QP any more. */
+		rdma_reject(ev->id, NULL, 0);
+		rdma_destroy_id(ev->id);
+		cqp_errclear();
+		return 0;
+	}
 	pthread_mutex_lock(&c->mu);
 	idx = c->requests++;
 	c->ids_created++; /* RDMA CM made the request's id */
@@ -442,10 +451,18 @@ static int server_event(void *arg, const struct cqp_cm_ev *ev)
 	}
 }
 
-static bool never(void *arg)
+/* The client has sent its results (or died): looked at every 50 ms,
+ * busy or not, since a dying client's connections keep events coming. */
+static bool client_spoke(void *arg)
 {
-	(void)arg;
-	return false;
+	struct ctx *c = arg;
+	uint64_t now = cqp_now_ns();
+
+	if (c->spoke || now - c->oob_checked < 50000000)
+		return c->spoke;
+	c->oob_checked = now;
+	c->spoke = cqp_oob_pending(&c->run->s->oob);
+	return c->spoke;
 }
 
 static bool none_live(void *arg)
@@ -470,12 +487,12 @@ static int serve(struct ctx *c, double *seconds)
 	for (;;) {
 		uint64_t before = c->loop.events;
 
-		rc = cqp_cm_loop_run(&c->loop, never, QUIET_MS, &quiet);
+		rc = cqp_cm_loop_run(&c->loop, client_spoke, QUIET_MS, &quiet);
 		if (rc < 0)
 			return rc;
 		if (c->loop.events != before)
 			last = cqp_now_ns();
-		if (cqp_oob_pending(&c->run->s->oob))
+		if (!quiet || client_spoke(c))
 			break;
 		if (cqp_now_ns() - last >
 		    (uint64_t)c->p->timeout_s * 1000000000)
@@ -485,7 +502,13 @@ static int serve(struct ctx *c, double *seconds)
 					c->p->timeout_s);
 	}
 	*seconds = (double)(last - t0) / 1e9;
-	return cqp_cm_loop_run(&c->loop, none_live, 1000, &quiet);
+	/* The last disconnects may still be on their way; a dead client's
+	 * connections may never end, and teardown destroys them. */
+	for (int i = 0; i < 20 && !none_live(c); i++)
+		if ((rc = cqp_cm_loop_run(&c->loop, none_live, 100, &quiet)) <
+		    0)
+			return rc;
+	return 0;
 }
 
 /* ---- both ---- */
@@ -547,16 +570,17 @@ static void teardown(struct cqp_run *run, void *arg)
 	struct ctx *c = arg;
 
 	(void)run;
-	if (c->loop_made)
-		cqp_cm_loop_destroy(&c->loop);
+	/* Ids before their channel: a client that died, or a run that
+	 * failed, leaves connections behind. */
 	for (unsigned i = 0; c->conns && i < c->n; i++)
 		if (c->conns[i].id)
 			cqp_cm_conn_destroy(c->conns[i].id, c->conns[i].cq);
-	/* A client that died leaves its connections to us. */
 	while (c->live_list)
 		server_drop(c, c->live_list);
 	if (c->listen)
 		rdma_destroy_id(c->listen);
+	if (c->loop_made)
+		cqp_cm_loop_destroy(&c->loop);
 	cqp_cm_verbs_free(&c->verbs);
 	free(c->conns);
 	if (c->p)
@@ -725,6 +749,22 @@ static int exchange(struct cqp_run *run, struct ctx *c, const double secs[2],
 	return rc;
 }
 
+/* After a failure: what this side saw until then. */
+static void partial(struct cqp_run *run, struct ctx *c, double seconds,
+		    struct cqp_row *rows, unsigned *nrows, unsigned cap)
+{
+	const char *keys[N_TALLY];
+	double v[N_TALLY];
+	unsigned n = tally_keys(run->is_client, keys);
+	const char *side = run->is_client ? "client" : "server";
+
+	tallies(c, v);
+	*nrows = cqp_cm_stats_rows(&c->st, side, seconds, rows, 0, cap);
+	run->nsummary = 0;
+	for (unsigned i = 0; i < n; i++)
+		fig(run, side, keys[i], v[i]);
+}
+
 static int run_all(struct cqp_run *run, void *arg, struct cqp_row *rows,
 		   unsigned cap, unsigned *nrows)
 {
@@ -743,20 +783,11 @@ static int run_all(struct cqp_run *run, void *arg, struct cqp_row *rows,
 		}
 		seconds = secs[0] + secs[1];
 	}
-	if (rc < 0) {
-		/* A partial report: what this side saw until then. */
-		const char *keys[N_TALLY];
-		double v[N_TALLY];
-		unsigned n = tally_keys(run->is_client, keys);
-		const char *side = run->is_client ? "client" : "server";
-
-		tallies(c, v);
-		*nrows = cqp_cm_stats_rows(&c->st, side, seconds, rows, 0, cap);
-		for (unsigned i = 0; i < n; i++)
-			fig(run, side, keys[i], v[i]);
-		return rc;
-	}
-	return exchange(run, c, secs, seconds, rows, nrows, cap);
+	if (rc == 0)
+		rc = exchange(run, c, secs, seconds, rows, nrows, cap);
+	if (rc < 0)
+		partial(run, c, seconds, rows, nrows, cap);
+	return rc;
 }
 
 int main(int argc, char **argv)
