@@ -54,6 +54,15 @@ if [ -n "${CQPERF_ASAN_BIN:-}" ] && [ -x "$CQPERF_ASAN_BIN/cq_poll_bw" ]; then
 	pair "asan-ud-lat-modes" "" "" "$CQPERF_ASAN_BIN/ud_send_lat" \
 		--compare-modes --idle-sec 1 -H --project 10g -n 200 --verify \
 		--output json
+	for mode in block nonblock batch; do
+		pair "asan-cm-$mode" "" "" "$CQPERF_ASAN_BIN/cm_event_stress" \
+			-c 200 --reject-pct 30 --cm-mode "$mode" --output json
+	done
+	pair "asan-cm-threads" "" "" "$CQPERF_ASAN_BIN/cm_event_stress" \
+		-c 200 --reject-pct 30 --threads 4 --msgs 2 --cm-batch 4 \
+		--cm-mode batch --rounds 2
+	pair "asan-cm-noqp" "" "" "$CQPERF_ASAN_BIN/cm_event_stress" \
+		-c 200 --no-qp --cm-mode nonblock --threads 2
 	pair "asan-ud-lat-all" "" "" "$CQPERF_ASAN_BIN/ud_send_lat" -a -n 3 \
 		--warmup 1 --cq-mode event --nonblock --solicited --srq -q 2 \
 		--rdma-cm
@@ -72,6 +81,11 @@ if command -v valgrind >/dev/null; then
 		--cq-mode event -s 1024 -n 200 -q 2 --srq --verify --output json
 	pair "valgrind-ud-bw-cm" "$vg" "$vg" "$CQPERF_BIN/ud_send_bw" \
 		--rdma-cm -n 100
+	# An event read after its ack would show here as an invalid read.
+	pair "valgrind-cm" "$vg" "$vg" "$CQPERF_BIN/cm_event_stress" \
+		-c 100 --reject-pct 30 --msgs 2 --output json
+	pair "valgrind-cm-threads" "$vg" "$vg" "$CQPERF_BIN/cm_event_stress" \
+		-c 100 --reject-pct 30 --no-qp --threads 2 --cm-mode batch
 	pair "valgrind-ud-lat" "$vg" "$vg" "$CQPERF_BIN/ud_send_lat" \
 		--compare-modes -n 100 --warmup 10 --verify --output json
 else
