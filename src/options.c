@@ -121,7 +121,7 @@ const struct cqp_option cqp_options[] = {
 	{"reject-pct", 0, CQP_OPT_U32, OFF(reject_pct), 0, 0, 100, NULL, "P",
 	 "the server rejects this share of requests, with private data in the reject", CM, NEG},
 	{"cm-mode", 0, CQP_OPT_ENUM, OFF(cm_mode), 0, 0, 2, cm_mode_words, "MODE",
-	 "how events are taken: block (rdma_get_cm_event), nonblock (epoll, drained each wakeup) or batch (take up to --cm-batch, ack, then process copies)", CM, NEG},
+	 "how events are taken: block (rdma_get_cm_event), nonblock (poll, drained to EAGAIN each wakeup) or batch (take up to --cm-batch, ack, then process copies)", CM, NEG},
 	{"cm-batch", 0, CQP_OPT_U32, OFF(cm_batch), 0, 1, 4096, NULL, "N",
 	 "batch mode: events taken and acked per pass", CM, NEG},
 	{"threads", 0, CQP_OPT_U32, OFF(threads), 0, 0, 64, NULL, "T",
