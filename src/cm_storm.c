@@ -101,15 +101,7 @@ unsigned cqp_cm_stats_rows(const struct cqp_cm_stats *s, const char *side,
 		row->has_lat = true;
 		if (s->lat[t].n) {
 			cqp_hist_summary(&s->lat[t], &sum);
-			row->lat_us = sum;
-			row->lat_us.min = sum.min / 1e3;
-			row->lat_us.max = sum.max / 1e3;
-			row->lat_us.avg = sum.avg / 1e3;
-			row->lat_us.stdev = sum.stdev / 1e3;
-			row->lat_us.p50 = sum.p50 / 1e3;
-			row->lat_us.p99 = sum.p99 / 1e3;
-			row->lat_us.p99_9 = sum.p99_9 / 1e3;
-			row->lat_us.p99_99 = sum.p99_99 / 1e3;
+			cqp_summary_ns_to_us(&sum, &row->lat_us);
 		} else {
 			/* No call causes it (a peer's disconnect): a count. */
 			row->lat_us.min = row->lat_us.max = NAN;

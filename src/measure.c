@@ -59,15 +59,7 @@ int cqp_lat_rec_finish(struct cqp_lat_rec *r, const struct cqp_params *p,
 		cqp_hist_summary(&r->hist, &sum);
 	row->has_lat = true;
 	row->iterations = r->measured;
-	row->lat_us.count = sum.count;
-	row->lat_us.min = sum.min / 1e3;
-	row->lat_us.max = sum.max / 1e3;
-	row->lat_us.avg = sum.avg / 1e3;
-	row->lat_us.stdev = sum.stdev / 1e3;
-	row->lat_us.p50 = sum.p50 / 1e3;
-	row->lat_us.p99 = sum.p99 / 1e3;
-	row->lat_us.p99_9 = sum.p99_9 / 1e3;
-	row->lat_us.p99_99 = sum.p99_99 / 1e3;
+	cqp_summary_ns_to_us(&sum, &row->lat_us);
 	if (p->histogram) {
 		/* The row outlives this step and the binary's context. */
 		row->hist = malloc(sizeof(*row->hist));

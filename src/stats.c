@@ -257,3 +257,16 @@ void cqp_bw_finish(const struct cqp_bw_meter *m, struct cqp_bw_result *r)
 	 * partial tail) would only confuse a reader. */
 	r->peak_bps = m->peak_bps > r->avg_bps ? m->peak_bps : r->avg_bps;
 }
+
+void cqp_summary_ns_to_us(const struct cqp_summary *ns, struct cqp_summary *us)
+{
+	*us = *ns;
+	us->min = ns->min / 1e3;
+	us->max = ns->max / 1e3;
+	us->avg = ns->avg / 1e3;
+	us->stdev = ns->stdev / 1e3;
+	us->p50 = ns->p50 / 1e3;
+	us->p99 = ns->p99 / 1e3;
+	us->p99_9 = ns->p99_9 / 1e3;
+	us->p99_99 = ns->p99_99 / 1e3;
+}

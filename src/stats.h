@@ -54,6 +54,8 @@ void cqp_hist_init(struct cqp_hist *h);
 void cqp_hist_add(struct cqp_hist *h, uint64_t v);
 /* Percentiles use the bucket midpoint, clamped to [min, max]. */
 void cqp_hist_summary(const struct cqp_hist *h, struct cqp_summary *out);
+/* The same summary in microseconds, from one in nanoseconds. */
+void cqp_summary_ns_to_us(const struct cqp_summary *ns, struct cqp_summary *us);
 /* Lower bound and width of bucket i, for rendering. */
 void cqp_hist_bucket_range(unsigned i, uint64_t *lo, uint64_t *width);
 

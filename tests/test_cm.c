@@ -6,6 +6,7 @@
 #include "error.h"
 #include "kv.h"
 #include "report.h"
+#include "render.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -87,19 +88,6 @@ static void test_rows(void)
 	CHECK_NEAR(back[0].lat_us.p99, rows[0].lat_us.p99, 1e-6);
 	CHECK_STR(back[1].side, "server");
 	free(st);
-}
-
-static char *render(const struct cqp_report *r)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return NULL;
-	cqp_report_print(r, f);
-	fclose(f);
-	return buf;
 }
 
 static void test_render(void)

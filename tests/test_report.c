@@ -7,6 +7,7 @@
 #include "json.h"
 #include "kv.h"
 #include "report.h"
+#include "render.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -19,20 +20,6 @@
 
 /* Quotes, a backslash, a newline, a control character, UTF-8. */
 #define NASTY "say \"hi\" \\ back\nslash\x01 end \xc3\xa9"
-
-/* Renders r into a malloc'd string (the caller frees). */
-static char *render(const struct cqp_report *r)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return NULL;
-	cqp_report_print(r, f);
-	fclose(f);
-	return buf;
-}
 
 static char *render_json_calls(void (*fn)(struct cqp_json *))
 {

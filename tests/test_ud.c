@@ -7,6 +7,7 @@
 #include "kv.h"
 #include "options.h"
 #include "report.h"
+#include "render.h"
 #include "ud.h"
 
 #include <math.h>
@@ -106,19 +107,6 @@ static void test_delivery_exchange(void)
 	CHECK(cqp_delivery_decode(&server, "sent=lots\n", 10) < 0);
 	CHECK(cqp_errcode() == CQP_E_PROTO);
 	cqp_errclear();
-}
-
-static char *render(const struct cqp_report *r)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return NULL;
-	cqp_report_print(r, f);
-	fclose(f);
-	return buf;
 }
 
 static void test_render(void)
