@@ -176,6 +176,33 @@ start_server() {
     wait_listen "$port" "$server_pid"
 }
 
+# wait_cm_listen PORT PID: wait_listen for a server that listens on RDMA
+# CM PORT only (cmtime: no TCP socket for ss to see); `rdma resource show
+# cm_id` (iproute2) lists its listener as "state LISTEN ... src-addr
+# ADDR:PORT".
+wait_cm_listen() {
+    local port=$1 pid=$2 i
+    for ((i = 0; i < 300; i++)); do
+        if rdma resource show cm_id 2>/dev/null |
+            grep -Eq "state LISTEN .*src-addr [^ ]*:$port( |\$)"; then
+            return 0
+        fi
+        kill -0 "$pid" 2>/dev/null || return 1
+        sleep 0.1
+    done
+    return 1
+}
+
+# start_cm_server LOG PORT CMD...: start_server for such a server; 0 once
+# it listens on RDMA CM PORT.
+start_cm_server() {
+    local log=$1 port=$2
+    shift 2
+    "${pin_server[@]}" timeout "$run_timeout" "$@" >"$log.server" 2>&1 &
+    server_pid=$!
+    wait_cm_listen "$port" "$server_pid"
+}
+
 # The server's exit status, once the client is done with it.
 finish_server() {
     local pid=$server_pid
@@ -241,6 +268,33 @@ finish_released_server() {
         return 0
     fi
     return "$rc"
+}
+
+# finish_server_within LOG GRACE, instead of finish_server, for servers
+# that may not end once their client has (which has already printed its
+# figures and ended): give the server GRACE seconds to end, then stop it
+# and say so in LOG.released. 0 when it ended well or was stopped so; sets
+# $released (1: stopped, 0: not).
+finish_server_within() {
+    local log=$1 grace=$2 pid=$server_pid i
+    rm -f "$log.released"
+    for ((i = 0; i < grace * 10; i++)); do
+        running "$pid" || break
+        sleep 0.1
+    done
+    # shellcheck disable=SC2034  # for the hooks
+    released=0
+    if running "$pid"; then
+        echo "server still running ${grace} s after its client ended: stopped" \
+            >"$log.released"
+        # shellcheck disable=SC2034  # for the hooks
+        released=1
+        kill -TERM "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        server_pid=
+        return 0
+    fi
+    finish_server
 }
 
 # One measurement with retries; sets $attempts (no subshell, so that
