@@ -534,12 +534,17 @@ static int setup(struct cqp_run *run, void *arg)
 	snprintf(run->dev.name, sizeof(run->dev.name), "(RDMA CM)");
 	if (run->is_client) {
 		struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res;
+		/* Test hook: aim RDMA CM elsewhere (an address nobody
+		 * answers) to exercise the counted error paths. */
+		const char *dst = getenv("CQPERF_TEST_CM_DST");
 		char port[8];
 
+		if (!dst || !dst[0])
+			dst = p->host;
 		snprintf(port, sizeof(port), "%u", p->port);
-		if ((rc = getaddrinfo(p->host, port, &hints, &res)))
+		if ((rc = getaddrinfo(dst, port, &hints, &res)))
 			return cqp_fail(CQP_E_NET, "cannot resolve '%s': %s",
-					p->host, gai_strerror(rc));
+					dst, gai_strerror(rc));
 		memcpy(&c->dst, res->ai_addr, res->ai_addrlen);
 		freeaddrinfo(res);
 		c->n = p->connections;

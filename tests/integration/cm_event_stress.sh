@@ -113,6 +113,22 @@ check "client killed mid-storm: the next client runs clean ($took s)" \
 	show "$WORK/after.json.err" "$WORK/cm_event_stress.server.err"
 check "client killed mid-storm: the server said so and kept serving" \
 	grep -q 'still serving' "$WORK/cm_event_stress.server.err"
+
+# Nobody answers at the address RDMA CM is sent to: every resolution
+# fails, is retried once, is counted, and the run still ends normally.
+CQPERF_TEST_CM_DST=198.18.0.77 client "$WORK/unreach.json" -c 10 \
+	--retries 1 --cm-timeout-ms 300 --output json
+rc=$?
+check "an address nobody answers: the run ends, exit 0 (got $rc)" \
+	test "$rc" -eq 0 || show "$WORK/unreach.json.err"
+check "an address nobody answers: errors and retries counted, no leak" \
+	json_check "$WORK/unreach.json" \
+	'(c := d["summary"]["client"]) and c["attempts"] == 10 and
+	 c["failed"] == 10 and c["established"] == 0 and c["retries"] == 10 and
+	 c["addr_error"] + c["route_error"] + c["unreachable"] +
+	 c["connect_error"] == 20 and
+	 c["ids_created"] == c["ids_destroyed"] == 20 and
+	 d["summary"]["server"]["requests"] == 0'
 stop_server
 
 "$CM" --msgs 3 --no-qp "$ADDR" >/dev/null 2>"$WORK/usage.err"
