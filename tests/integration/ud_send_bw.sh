@@ -45,6 +45,13 @@ done
 check "nothing lost at 1 KiB with receives to spare (poll)" \
 	json_check "$WORK/poll-1024.json" 'r["loss_pct"] == 0 and r["rx_dry"] == 0'
 
+# -D: a second of warm-up left out of the figures, but not of the loss.
+client "$WORK/duration.json" -s 1024 -D 2 --cq-mode event --output json
+check "-D 2: measured after the warm-up; sent and received count it all" \
+	json_check "$WORK/duration.json" \
+	'"error" not in d and 0 < r["iterations"] < r["sent"] and
+	 r["received"] <= r["sent"] and r["loss_pct"] < 5'
+
 # -a: powers of two from 2 bytes up to the MTU, and no further.
 client "$WORK/all.json" -a -n 200 --output json
 check "-a: 12 rows, 2 B to the 4096 B MTU" json_check "$WORK/all.json" \

@@ -59,6 +59,9 @@ client "$WORK/cm.json" -s 64 -n 200 -q 2 --rdma-cm --output json
 check "--rdma-cm -q 2: passes" json_check "$WORK/cm.json" \
 	'"error" not in d and r["iterations"] == 200 and r["lost_exchanges"] == 0' ||
 	show "$WORK/cm.json.err"
+client "$WORK/duration.json" -s 64 -D 2 --cq-mode hybrid --output json
+check "-D 2: runs for its duration" json_check "$WORK/duration.json" \
+	'"error" not in d and r["iterations"] > 100 and r["lost_exchanges"] == 0'
 client "$WORK/modes.json" -s 64 -n 100 --compare-modes --output json
 check "--compare-modes: a row per mode" json_check "$WORK/modes.json" \
 	'[x["label"] for x in d["results"]] == ["poll", "event", "hybrid"]'
