@@ -7,12 +7,15 @@ set -euo pipefail
 build_pkgs=(gcc make autoconf automake libtool pkg-config libibverbs-dev
             librdmacm-dev python3 valgrind)
 runtime_pkgs=(rdma-core ibverbs-utils rdmacm-utils perftest iproute2 kmod)
+# scripts/cqperf-plot draws sweep results with matplotlib.
+plot_pkgs=(python3-matplotlib)
 # The guest harness (scripts/softroce-guest.sh) boots a distribution kernel
 # under QEMU with a busybox initramfs; apt-get/dpkg-deb fetch the kernel.
 guest_pkgs=(qemu-system-x86 busybox-static cpio)
 
 missing=()
-for p in "${build_pkgs[@]}" "${runtime_pkgs[@]}" "${guest_pkgs[@]}"; do
+for p in "${build_pkgs[@]}" "${runtime_pkgs[@]}" "${plot_pkgs[@]}" \
+    "${guest_pkgs[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
     [ "$status" = "install ok installed" ] || missing+=("$p")
 done
