@@ -6,7 +6,7 @@
 # chroots into it, so the command runs with the host's own binaries and
 # libraries. See /work/shared/softroce-vm.md for the facts this relies on.
 #
-# Usage: softroce-guest.sh [--timeout SEC] [--mem MB] [--out DIR] -- CMD [ARGS...]
+# Usage: softroce-guest.sh [--timeout SEC] [--mem MB] [--out DIR] [NODE OPTIONS] -- CMD [ARGS...]
 #
 # Inside the guest CMD runs as root in the host's current directory (read
 # only), with HOME=/tmp (a tmpfs), CQPERF_IN_GUEST=1, CQPERF_RXE_DEV=rxe0,
@@ -14,6 +14,14 @@
 # CQPERF_OUT (a writable dir whose files --out copies back), plus the host
 # variables named in CQPERF_PASS_ENV.  Exit status: CMD's; 124 on timeout;
 # 125 when the guest failed before CMD finished.
+#
+# Node options (two-node mode, see softroce-2node.sh): --node-addr A.B.C.D/LEN
+# with --netdev-listen PORT or --netdev-connect PORT gives the guest one NIC,
+# eth0 (virtio-net on a QEMU socket netdev on 127.0.0.1:PORT, joined to the
+# other guest's), instead of the veth pair, and puts rxe0 on it at that
+# address (within 198.18.0.0/15).  --netdev-connect waits for the listening
+# guest's QEMU.  --server-addr A.B.C.D sets CQPERF_SERVER_ADDR (default: the
+# node's own address); CQPERF_NODE_ADDR is the node's address.
 #
 # Environment: CQPERF_CACHE (kernel/initramfs cache), CQPERF_VERBOSE=1
 # (console log + timings on stderr), CQPERF_KVM=1 (try KVM, fall back to
@@ -32,8 +40,20 @@ usage() {
 timeout_s=1800
 mem=${CQPERF_GUEST_MEM:-2048}
 out_dir=
+node_addr=''
+net_listen=''
+net_connect=''
+server_addr=''
 while [ $# -gt 0 ]; do
     case $1 in
+        --node-addr) [ $# -ge 2 ] || usage; node_addr=$2; shift 2 ;;
+        --node-addr=*) node_addr=${1#*=}; shift ;;
+        --netdev-listen) [ $# -ge 2 ] || usage; net_listen=$2; shift 2 ;;
+        --netdev-listen=*) net_listen=${1#*=}; shift ;;
+        --netdev-connect) [ $# -ge 2 ] || usage; net_connect=$2; shift 2 ;;
+        --netdev-connect=*) net_connect=${1#*=}; shift ;;
+        --server-addr) [ $# -ge 2 ] || usage; server_addr=$2; shift 2 ;;
+        --server-addr=*) server_addr=${1#*=}; shift ;;
         --timeout) [ $# -ge 2 ] || usage; timeout_s=$2; shift 2 ;;
         --timeout=*) timeout_s=${1#*=}; shift ;;
         --mem) [ $# -ge 2 ] || usage; mem=$2; shift 2 ;;
@@ -51,6 +71,45 @@ done
 [[ $mem =~ ^[0-9]+$ ]] || die "--mem wants MB, got '$mem'"
 smp=${CQPERF_GUEST_SMP:-2}
 verbose=${CQPERF_VERBOSE:-0}
+
+# Two-node mode: checked here, used by stage 2 (node.conf), cmd.sh and QEMU.
+in_bench_net() { # A.B.C.D within 198.18.0.0/15
+    local IFS=. o
+    [[ $1 =~ ^198\.1[89]\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || return 1
+    for o in $1; do [ "$((10#$o))" -le 255 ] || return 1; done
+}
+node_args=()
+if [ -n "$node_addr$net_listen$net_connect" ]; then
+    [ -n "$node_addr" ] || die "--netdev-listen/--netdev-connect want --node-addr"
+    if [ -n "$net_listen" ] && [ -n "$net_connect" ] ||
+       [ -z "$net_listen$net_connect" ]; then
+        die "--node-addr wants one of --netdev-listen PORT or --netdev-connect PORT"
+    fi
+    node_ip=${node_addr%/*}
+    node_len=${node_addr#*/}
+    if ! in_bench_net "$node_ip" || ! [[ $node_len =~ ^[0-9]{1,2}$ ]] ||
+       [ "$node_len" -lt 15 ] || [ "$node_len" -gt 30 ]; then
+        die "--node-addr wants A.B.C.D/LEN (LEN 15..30) within 198.18.0.0/15, got '$node_addr'"
+    fi
+    net_port=$net_listen$net_connect
+    if ! [[ $net_port =~ ^[0-9]{1,5}$ ]] || [ "$net_port" -lt 1 ] || [ "$net_port" -gt 65535 ]; then
+        die "--netdev-listen/--netdev-connect want a TCP port, got '$net_port'"
+    fi
+    server_addr=${server_addr:-$node_ip}
+    IFS=. read -r _ o2 o3 o4 <<<"$node_ip"
+    # RoCE v2 GID of the address, and a MAC of its own (QEMU gives every
+    # guest the same default one).
+    node_gid=$(printf '0000:0000:0000:0000:0000:ffff:c6%02x:%02x%02x' "$((10#$o2))" "$((10#$o3))" "$((10#$o4))")
+    node_mac=$(printf '52:54:00:%02x:%02x:%02x' "$((10#$o2))" "$((10#$o3))" "$((10#$o4))")
+    if [ -n "$net_listen" ]; then
+        node_args=(-netdev "socket,id=n0,listen=127.0.0.1:$net_port")
+    else
+        node_args=(-netdev "socket,id=n0,connect=127.0.0.1:$net_port")
+    fi
+    node_args+=(-device "virtio-net-pci,netdev=n0,mac=$node_mac")
+fi
+server_addr=${server_addr:-198.18.0.1}
+in_bench_net "$server_addr" || die "--server-addr wants A.B.C.D within 198.18.0.0/15, got '$server_addr'"
 
 # The guest sees the host's / through 9p, but puts its own tmpfs over /tmp,
 # /run and /var/tmp: a cwd there (a CI clone in /tmp, say) travels as a
@@ -144,6 +203,23 @@ say() { local up _; read -r up _ </proc/uptime; echo "cqperf-guest: [$up] $*"; }
 fail() { say "setup failed: $*"; echo "guest setup: $*" > "$S/guest-error"; exit 1; }
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 say "stage2 start"
+netdev=veth0
+# RoCE v2 GID of 198.18.0.1 (::ffff:c612:1); perftest etc. need its index.
+want=0000:0000:0000:0000:0000:ffff:c612:0001
+want_text=::ffff:198.18.0.1
+if [ -s "$S/node.conf" ]; then
+# Two-node mode: NODE_ADDR (A.B.C.D/LEN) and NODE_GID (its GID) go on eth0,
+# the socket NIC to the other guest.
+. "$S/node.conf"
+ip -batch - <<IP || fail "loopback/eth0 setup"
+link set lo up
+link set eth0 mtu 4200
+addr add $NODE_ADDR dev eth0
+link set eth0 up
+IP
+netdev=eth0 want=$NODE_GID want_text=::ffff:${NODE_ADDR%/*}
+say "eth0 up ($NODE_ADDR)"
+else
 # busybox ip cannot create veth pairs; the host's iproute2 can. One batch:
 # each exec of a host binary costs ~0.1 s over 9p under TCG.
 # Only veth0 gets an address: a second 198.18.0.0/24 address on veth1 would
@@ -156,10 +232,9 @@ link set veth1 up
 link set veth0 up
 IP
 say "veth up"
-rdma link add rxe0 type rxe netdev veth0 || fail "rdma link add rxe0 (rdma_rxe loaded?)"
+fi
+rdma link add rxe0 type rxe netdev $netdev || fail "rdma link add rxe0 (rdma_rxe loaded?)"
 say "rxe0 added"
-# RoCE v2 GID of 198.18.0.1 (::ffff:c612:1); perftest etc. need its index.
-want=0000:0000:0000:0000:0000:ffff:c612:0001
 gid_index=
 # Poll sysfs (cheap) rather than ibv_devinfo (dlopens every provider over
 # 9p, slow under TCG); ibv_devinfo then confirms it once.
@@ -173,7 +248,7 @@ for _ in $(seq 300); do
     fi
     sleep 0.1
 done
-[ -n "$gid_index" ] || fail "rxe0 not ACTIVE with GID ::ffff:198.18.0.1 after 30 s"
+[ -n "$gid_index" ] || fail "rxe0 not ACTIVE with GID $want_text after 30 s"
 say "rxe0 active in sysfs"
 ibv_devinfo -d rxe0 | grep -q PORT_ACTIVE || fail "ibv_devinfo -d rxe0 does not show PORT_ACTIVE"
 mkdir -p "$S/out"
@@ -333,6 +408,44 @@ if [ ! -f "$initrd" ]; then
     rm -rf "$stage"
     find "$cache" -maxdepth 1 -name 'initramfs-*.cpio' ! -name "${initrd##*/}" -delete
 fi
+# Two-node mode: the same initramfs with the virtio-net driver appended as a
+# second cpio archive (the kernel unpacks both, the later /modules.list
+# replacing the first), so the single-guest initramfs stays as it is.
+if [ ${#node_args[@]} -gt 0 ]; then
+    net_mods=(virtio_net)
+    net_initrd=$cache/netinitrd-${initrd##*/initramfs-}
+    if [ ! -f "$net_initrd" ]; then
+        need modprobe cpio
+        stage=$(mktemp -d "$cache/stage.XXXXXX")
+        mkdir -p "$stage/lib/modules"
+        cpio -i --quiet --to-stdout modules.list < "$initrd" > "$stage/modules.list"
+        [ -s "$stage/modules.list" ] || { rm -rf "$stage"; die "no modules.list in $initrd"; }
+        for m in "${net_mods[@]}"; do
+            deps=$(modprobe -C /dev/null -d "$kroot" -S "$kver" --show-depends "$m" 2>/dev/null) ||
+                { rm -rf "$stage"; die "module $m not found in $kver"; }
+            while read -r verb path _; do
+                [ "$verb" = insmod ] || continue
+                name=${path##*/}
+                case $name in
+                    *.ko.xz) xz -dc "$path" > "$stage/tmp.ko"; name=${name%.xz} ;;
+                    *.ko.zst) zstd -qdc "$path" > "$stage/tmp.ko"; name=${name%.zst} ;;
+                    *.ko.gz) gzip -dc "$path" > "$stage/tmp.ko"; name=${name%.gz} ;;
+                    *) cp "$path" "$stage/tmp.ko" ;;
+                esac
+                if grep -qx "$name" "$stage/modules.list"; then rm -f "$stage/tmp.ko"; continue; fi
+                mv "$stage/tmp.ko" "$stage/lib/modules/$name"
+                echo "$name" >> "$stage/modules.list"
+            done <<< "$deps"
+        done
+        { cat "$initrd"
+          (cd "$stage" && find modules.list lib/modules -type f -print0 | LC_ALL=C sort -z |
+              cpio --null -o -H newc -R 0:0 --quiet); } > "$net_initrd.tmp"
+        mv "$net_initrd.tmp" "$net_initrd"
+        rm -rf "$stage"
+    fi
+    find "$cache" -maxdepth 1 -name 'netinitrd-*.cpio' ! -name "${net_initrd##*/}" -delete
+    initrd=$net_initrd
+fi
 exec 9>&-
 
 # ---------------------------------------------------------------------------
@@ -353,6 +466,9 @@ trap 'exit 143' TERM
 
 printf '%s\n' "$stage2_script" > "$share/stage2.sh"
 if [ ${#work_share[@]} -gt 0 ]; then echo "$cwd" > "$share/work-path"; fi
+if [ ${#node_args[@]} -gt 0 ]; then
+    printf 'NODE_ADDR=%s\nNODE_GID=%s\n' "$node_addr" "$node_gid" > "$share/node.conf"
+fi
 {
     echo '# generated by softroce-guest.sh'
     for v in ${CQPERF_PASS_ENV:-}; do
@@ -360,7 +476,8 @@ if [ ${#work_share[@]} -gt 0 ]; then echo "$cwd" > "$share/work-path"; fi
         [ -n "${!v+set}" ] || continue
         printf 'export %s=%q\n' "$v" "${!v}"
     done
-    echo 'export CQPERF_IN_GUEST=1 CQPERF_RXE_DEV=rxe0 CQPERF_SERVER_ADDR=198.18.0.1'
+    echo "export CQPERF_IN_GUEST=1 CQPERF_RXE_DEV=rxe0 CQPERF_SERVER_ADDR=$server_addr"
+    if [ ${#node_args[@]} -gt 0 ]; then echo "export CQPERF_NODE_ADDR=$node_ip"; fi
     echo 'export CQPERF_OUT=/run/cqperf/out'
     printf 'cd -- %q || exit 125\n' "$cwd"
     printf 'exec'; printf ' %q' "$@"; printf '\n'
@@ -379,13 +496,20 @@ run_qemu() {
     # Created up front so tail can follow them; the guest truncates them.
     : > "$share/stdout"
     : > "$share/stderr"
+    if [ -n "$net_connect" ]; then
+        # QEMU's socket connect fails at once when nobody listens yet.
+        until ss -Hltn "sport = :$net_connect" 2>/dev/null | grep -q .; do
+            [ $(($(now_ms) - t_run)) -lt $((timeout_s * 1000)) ] || return 124
+            sleep 0.1
+        done
+    fi
     qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp "$smp" -m "$mem" \
         -nographic -no-reboot -nic none \
         -vga none -kernel "$kernel" -initrd "$initrd" \
         -append "console=ttyS0 quiet loglevel=1 panic=-1 tsc=reliable $lpj_arg ${CQPERF_KERNEL_ARGS:-}" \
         -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
         -virtfs "local,path=$share,mount_tag=cqperfout,security_model=none" \
-        "${work_share[@]}" \
+        "${work_share[@]}" "${node_args[@]}" \
         </dev/null >"$console" 2>&1 &
     qpid=$!
     if [ "$stream" = 1 ]; then

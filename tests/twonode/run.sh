@@ -1,0 +1,257 @@
+#!/bin/bash
+# Every binary across two soft-RoCE nodes: the server in one QEMU guest, the
+# client in another (scripts/softroce-2node.sh), each guest with its own
+# rxe0 on its own NIC.  Run on the host, not in a guest: it boots the guests
+# itself, once for all five tools (the server guest serves each tool once,
+# the client guest runs the clients in turn), then checks the results here.
+# Prints "ok - ..." / "not ok - ..." per check and a last line
+# "N passed, N failed, N skipped"; exits 1 on failure, 77 when there is no
+# QEMU, static busybox or guest kernel to boot.
+#   tests/twonode/run.sh BIN_DIR
+# CQPERF_2NODE_TIMEOUT: deadline of the guests in seconds (default 600).
+set -u
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+
+tools=(cq_poll_bw cq_event_lat ud_send_bw ud_send_lat cm_event_stress)
+port_of() { # the OOB (and RDMA CM) port of each tool's server
+	case $1 in
+	cq_poll_bw) echo 18711 ;; cq_event_lat) echo 18712 ;;
+	ud_send_bw) echo 18713 ;; ud_send_lat) echo 18714 ;;
+	cm_event_stress) echo 18715 ;;
+	esac
+}
+# tool_args TOOL client|server: its arguments, one a line.
+tool_args() {
+	# cm_event_stress finds its device through RDMA CM.
+	[ "$1" = cm_event_stress ] || printf '%s\n' -d "${CQPERF_RXE_DEV:-rxe0}"
+	printf '%s\n' -p "$(port_of "$1")"
+	[ "$2" = client ] || return 0
+	case $1 in
+	cq_poll_bw) printf '%s\n' -s 4096 -n 500 ;;
+	cq_event_lat) printf '%s\n' -n 300 ;;
+	ud_send_bw) printf '%s\n' -s 1024 -n 500 ;;
+	ud_send_lat) printf '%s\n' -n 300 ;;
+	cm_event_stress) printf '%s\n' -c 50 --reject-pct 20 ;;
+	esac
+}
+
+# --- In the server guest: one server per tool, each serving one client
+# and exiting.  A server whose client has not come IDLE seconds after the
+# last one ended (or after the start) is stopped, so that the others'
+# results still come back.
+if [ "${1:-}" = --guest-server ]; then
+	bin=$2
+	out=$CQPERF_OUT
+	idle=${CQPERF_2NODE_IDLE:-60}
+	declare -A pid=()
+	for t in "${tools[@]}"; do
+		mapfile -t args <<<"$(tool_args "$t" server)"
+		"$bin/$t" "${args[@]}" --timeout 60 --output json \
+			>"$out/$t.server.json" 2>"$out/$t.server.err" &
+		pid[$t]=$!
+	done
+	echo "# servers started on $CQPERF_NODE_ADDR"
+	rc=0
+	last=$(date +%s)
+	while [ ${#pid[@]} -gt 0 ]; do
+		for t in "${!pid[@]}"; do
+			kill -0 "${pid[$t]}" 2>/dev/null && continue
+			wait "${pid[$t]}"
+			r=$?
+			echo "$r" >"$out/$t.server.rc"
+			echo "# $t server exited $r"
+			[ "$r" -eq 0 ] || rc=1
+			unset "pid[$t]"
+			last=$(date +%s)
+		done
+		if [ ${#pid[@]} -gt 0 ] && [ $(($(date +%s) - last)) -ge "$idle" ]; then
+			for t in "${!pid[@]}"; do
+				echo "# $t server: no client within ${idle} s, stopped"
+				kill "${pid[$t]}" 2>/dev/null
+				wait "${pid[$t]}"
+				echo "no client" >"$out/$t.server.rc"
+			done
+			exit 1
+		fi
+		sleep 0.2
+	done
+	exit "$rc"
+fi
+
+# --- In the client guest: the clients in turn.  The first one waits for
+# the server guest to boot (the clients retry until their --timeout).
+if [ "${1:-}" = --guest-client ]; then
+	bin=$2
+	out=$CQPERF_OUT
+	rc=0
+	for t in "${tools[@]}"; do
+		start=$(date +%s)
+		mapfile -t args <<<"$(tool_args "$t" client)"
+		timeout 180 "$bin/$t" "${args[@]}" --timeout 90 --output json \
+			"$CQPERF_SERVER_ADDR" >"$out/$t.json" 2>"$out/$t.err"
+		r=$?
+		echo "$r" >"$out/$t.rc"
+		echo "# $t client exited $r, $(($(date +%s) - start)) s"
+		[ "$r" -eq 0 ] || rc=1
+	done
+	exit "$rc"
+fi
+
+# --- On the host.
+bin=${1:?usage: run.sh BIN_DIR}
+bin=$(cd "$bin" && pwd -P) || exit 1
+top=$(cd "$(dirname "$self")/../.." && pwd)
+passed=0 failed=0 skipped=0
+ok() {
+	echo "ok - $*"
+	passed=$((passed + 1))
+}
+not_ok() {
+	echo "not ok - $*"
+	failed=$((failed + 1))
+}
+skip_all() {
+	echo "skip - $*"
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 77
+}
+command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64"
+busybox=${CQPERF_BUSYBOX:-/bin/busybox}
+if [ ! -x "$busybox" ] || ldd "$busybox" >/dev/null 2>&1; then
+	skip_all "no static busybox"
+fi
+cache=${CQPERF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cqperf}
+if ! ls "$cache"/kernel/*/.done >/dev/null 2>&1 &&
+	! apt-cache show linux-image-amd64 >/dev/null 2>&1; then
+	skip_all "no guest kernel (cached or from apt)"
+fi
+for t in "${tools[@]}"; do
+	[ -x "$bin/$t" ] || {
+		not_ok "$t is built in $bin"
+		echo "$passed passed, $failed failed, $skipped skipped"
+		exit 1
+	}
+done
+
+# CQPERF_2NODE_OUT=DIR keeps both guests' files there (DIR/server,
+# DIR/client); else they go with a temporary directory.
+if [ -n "${CQPERF_2NODE_OUT:-}" ]; then
+	out=$CQPERF_2NODE_OUT
+	rm -rf "$out/server" "$out/client"
+else
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/cqperf-2node-test.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	out=$tmp/out
+fi
+start=$(date +%s)
+# The guests see / read-only and their own /tmp: run from the source tree
+# (a cwd under /tmp travels as a share of its own).
+(cd "$top" && "$top/scripts/softroce-2node.sh" \
+	--timeout "${CQPERF_2NODE_TIMEOUT:-600}" --grace 90 --out "$out" -- \
+	"$self" --guest-server "$bin" -- "$self" --guest-client "$bin") 2>&1 |
+	sed 's/^/# /'
+rc=${PIPESTATUS[0]}
+echo "# two guests: $(($(date +%s) - start)) s"
+if [ "$rc" -eq 0 ]; then
+	ok "two-node guests: client and server commands exit 0"
+else
+	not_ok "two-node guests: client and server commands exit 0 (got $rc)"
+fi
+
+# json_check FILE PYTHON-EXPR: d is the document, r its first result.
+json_check() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("# invalid JSON in %s: %s" % (sys.argv[1], e))
+    sys.exit(1)
+res = d.get("results") or [{}]
+try:
+    ok = eval("(" + sys.argv[2] + ")", {"d": d, "r": res[0]})
+except Exception as e:
+    print("# %s raised %r" % (sys.argv[2], e))
+    sys.exit(1)
+if not ok:
+    print("# false: %s" % " ".join(sys.argv[2].split()))
+    print("# document: %s" % json.dumps(d)[:1500])
+sys.exit(0 if ok else 1)
+PY
+}
+show() {
+	local f
+	for f in "$@"; do
+		[ -s "$f" ] && sed "s|^|# $(basename "$f"): |" "$f" | tail -n 20
+	done
+	return 0
+}
+check() { # check DESCRIPTION COMMAND...
+	local what=$1
+	shift
+	if "$@"; then
+		ok "$what"
+		return 0
+	fi
+	not_ok "$what"
+	return 1
+}
+
+# Each side used its own node: the client's rxe0 has the client's address,
+# the server's the server's (so the traffic crossed the socket network).
+own_gid() { # own_gid ADDR: the device is rxe0 with ADDR's RoCE v2 GID
+	echo 'd["device"]["name"] == "rxe0" and
+	 d["device"]["gid"].lower().endswith(("::ffff:'"$1"'", "'"$2"'"))'
+}
+client_gid=$(own_gid 198.18.1.2 ffff:c612:102)
+server_gid=$(own_gid 198.18.1.1 ffff:c612:101)
+common() {
+	echo 'd["tool"] == "'"$1"'" and d["role"] == "client" and
+	 "error" not in d and len(d["results"]) >= 1'
+}
+declare -A expect=(
+	[cq_poll_bw]='r["bytes"] == 4096 and r["iterations"] == 500 and
+		r["bw_avg_gbps"] > 0 and r["msg_rate_mpps"] > 0 and
+		r["server"]["completions"] == 500'
+	[cq_event_lat]='r["iterations"] == 300 and
+		0 < r["lat_us"]["min"] <= r["lat_us"]["p50"] <=
+		r["lat_us"]["p99"] <= r["lat_us"]["max"] and
+		r["server"]["completions"] >= 2 * 300 - 1'
+	[ud_send_bw]='r["bytes"] == 1024 and r["sent"] == 500 and
+		0 < r["received"] <= 500 and r["bw_avg_gbps"] > 0 and
+		r["server"]["completions"] == r["received"]'
+	[ud_send_lat]='r["iterations"] == 300 and
+		0 < r["lat_us"]["min"] <= r["lat_us"]["p50"] <=
+		r["lat_us"]["p99"] <= r["lat_us"]["max"] and
+		r["lost_exchanges"] < 300'
+	[cm_event_stress]='d["summary"]["server"]["requests"] == 50 and
+		d["summary"]["server"]["rejected"] == 10 and
+		d["summary"]["client"]["attempts"] == 50 and
+		d["summary"]["client"]["failed"] == 0 and
+		d["summary"]["client"]["established"] ==
+		d["summary"]["server"]["accepted"] == 40 and
+		d["summary"]["client"]["rejected"] == 10'
+)
+for t in "${tools[@]}"; do
+	c=$out/client/$t
+	s=$out/server/$t
+	r=$(cat "$c.rc" 2>/dev/null || echo none)
+	check "$t: client exits 0 across nodes (got $r)" test "$r" = 0 ||
+		show "$c.err" "$s.server.err"
+	check "$t: client JSON has the expected results" \
+		json_check "$c.json" "$(common "$t") and ${expect[$t]}" ||
+		show "$c.err"
+	if [ "$t" != cm_event_stress ]; then
+		check "$t: client ran on its own node's rxe0 (198.18.1.2)" \
+			json_check "$c.json" "$client_gid"
+	fi
+	r=$(cat "$s.server.rc" 2>/dev/null || echo none)
+	check "$t: server exits 0 after serving the other node (got $r)" \
+		test "$r" = 0 || show "$s.server.err"
+	if [ "$t" != cm_event_stress ]; then
+		check "$t: server ran on its own node's rxe0 (198.18.1.1)" \
+			json_check "$s.server.json" "$server_gid"
+	fi
+done
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
