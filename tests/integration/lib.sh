@@ -6,11 +6,12 @@
 # there is no RDMA device.  Binaries come from $CQPERF_BIN (a build's src/
 # directory); the device and server address from the soft-RoCE harness.
 
+. "$(dirname "${BASH_SOURCE[0]}")/../checks.sh"
+
 CQPERF_BIN=${CQPERF_BIN:?set CQPERF_BIN to the directory of the binaries}
 DEV=${CQPERF_RXE_DEV:-rxe0}
 ADDR=${CQPERF_SERVER_ADDR:-198.18.0.1}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cqperf-it.XXXXXX")
-FAILED=0
 SERVER_PID=
 # Each script gets its own port range so leftovers never collide.
 PORT_BASE=${PORT_BASE:-$((19000 + ($$ % 500) * 8))}
@@ -23,22 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { echo "ok - $*"; }
-not_ok() {
-	echo "not ok - $*"
-	FAILED=1
-}
-check() { # check DESCRIPTION COMMAND...: fails (for `|| show`) when it does
-	local what=$1
-	shift
-	if "$@"; then
-		ok "$what"
-		return 0
-	fi
-	not_ok "$what"
-	return 1
-}
-finish() { exit "$FAILED"; }
+finish() { exit $((CHECKS_FAILED > 0)); }
 
 require_device() {
 	if ! ibv_devinfo -d "$DEV" >/dev/null 2>&1; then
@@ -81,41 +67,4 @@ stop_server() {
 	kill "$SERVER_PID" 2>/dev/null
 	wait "$SERVER_PID" 2>/dev/null
 	SERVER_PID=
-}
-
-# json_check FILE PYTHON-EXPR: the JSON document in FILE (bound to d, its
-# first result to r) satisfies the expression; says why when it does not.
-json_check() {
-	python3 - "$1" "$2" <<'PY'
-import json, sys
-try:
-    d = json.load(open(sys.argv[1]))
-except Exception as e:
-    print("# invalid JSON in %s: %s" % (sys.argv[1], e))
-    sys.exit(1)
-res = d.get("results") or [{}]
-try:
-    ok = eval("(" + sys.argv[2] + ")", {"d": d, "r": res[0]})
-except Exception as e:
-    print("# %s raised %r" % (sys.argv[2], e))
-    sys.exit(1)
-if not ok:
-    print("# false: %s" % sys.argv[2])
-    print("# document: %s" % json.dumps(d)[:1500])
-sys.exit(0 if ok else 1)
-PY
-}
-
-# json_get FILE EXPR: prints the value of a Python expression over d (and r).
-json_get() {
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=(d.get("results") or [{}])[0]; print(eval(sys.argv[2]))' "$1" "$2"
-}
-
-# show FILE...: the files' contents as comments, for a failed check.
-show() {
-	local f
-	for f in "$@"; do
-		[ -s "$f" ] && sed "s|^|# $(basename "$f"): |" "$f" | tail -n 20
-	done
-	return 0
 }

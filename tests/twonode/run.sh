@@ -101,15 +101,7 @@ fi
 bin=${1:?usage: run.sh BIN_DIR}
 bin=$(cd "$bin" && pwd -P) || exit 1
 top=$(cd "$(dirname "$self")/../.." && pwd)
-passed=0 failed=0 skipped=0
-ok() {
-	echo "ok - $*"
-	passed=$((passed + 1))
-}
-not_ok() {
-	echo "not ok - $*"
-	failed=$((failed + 1))
-}
+. "$top/tests/checks.sh"
 skip_all() {
 	echo "skip - $*"
 	echo "0 passed, 0 failed, 1 skipped"
@@ -128,7 +120,7 @@ fi
 for t in "${tools[@]}"; do
 	[ -x "$bin/$t" ] || {
 		not_ok "$t is built in $bin"
-		echo "$passed passed, $failed failed, $skipped skipped"
+		echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"
 		exit 1
 	}
 done
@@ -158,44 +150,6 @@ else
 	not_ok "two-node guests: client and server commands exit 0 (got $rc)"
 fi
 
-# json_check FILE PYTHON-EXPR: d is the document, r its first result.
-json_check() {
-	python3 - "$1" "$2" <<'PY'
-import json, sys
-try:
-    d = json.load(open(sys.argv[1]))
-except Exception as e:
-    print("# invalid JSON in %s: %s" % (sys.argv[1], e))
-    sys.exit(1)
-res = d.get("results") or [{}]
-try:
-    ok = eval("(" + sys.argv[2] + ")", {"d": d, "r": res[0]})
-except Exception as e:
-    print("# %s raised %r" % (sys.argv[2], e))
-    sys.exit(1)
-if not ok:
-    print("# false: %s" % " ".join(sys.argv[2].split()))
-    print("# document: %s" % json.dumps(d)[:1500])
-sys.exit(0 if ok else 1)
-PY
-}
-show() {
-	local f
-	for f in "$@"; do
-		[ -s "$f" ] && sed "s|^|# $(basename "$f"): |" "$f" | tail -n 20
-	done
-	return 0
-}
-check() { # check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then
-		ok "$what"
-		return 0
-	fi
-	not_ok "$what"
-	return 1
-}
 
 # Each side used its own node: the client's rxe0 has the client's address,
 # the server's the server's (so the traffic crossed the socket network).
@@ -253,5 +207,5 @@ for t in "${tools[@]}"; do
 			json_check "$s.server.json" "$server_gid"
 	fi
 done
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"
+[ "$CHECKS_FAILED" -eq 0 ]
