@@ -24,31 +24,30 @@ struct cqp_cm_worker {
 	bool busy, quit;
 };
 
-/* The first failure of any worker, for the event thread to report. */
-static pthread_mutex_t err_mu = PTHREAD_MUTEX_INITIALIZER;
-static int err_code;
-static char err_msg[512];
-
-static void note_error(int code, const char *msg)
+/* A worker's failure, for the event thread to report (error messages are
+ * per thread). */
+static void note_error(struct cqp_cm_loop *l, int code, const char *msg)
 {
-	pthread_mutex_lock(&err_mu);
-	if (!err_code) {
-		err_code = code;
-		snprintf(err_msg, sizeof(err_msg), "%s", msg);
+	pthread_mutex_lock(&l->err_mu);
+	if (!l->err_code) {
+		l->err_code = code;
+		snprintf(l->err_msg, sizeof(l->err_msg), "%s", msg);
 	}
-	pthread_mutex_unlock(&err_mu);
+	pthread_mutex_unlock(&l->err_mu);
 }
 
-static int take_error(void)
+static int take_error(struct cqp_cm_loop *l)
 {
 	int rc = 0;
 
-	pthread_mutex_lock(&err_mu);
-	if (err_code) {
-		rc = cqp_fail(err_code, "%s", err_msg);
-		err_code = 0;
+	if (!l->nworkers)
+		return 0;
+	pthread_mutex_lock(&l->err_mu);
+	if (l->err_code) {
+		rc = cqp_fail(l->err_code, "%s", l->err_msg);
+		l->err_code = 0;
 	}
-	pthread_mutex_unlock(&err_mu);
+	pthread_mutex_unlock(&l->err_mu);
 	return rc;
 }
 
@@ -73,7 +72,7 @@ static void *work(void *arg)
 		pthread_mutex_unlock(&w->mu);
 		rc = w->l->handle(w->l->arg, &ev);
 		if (rc < 0)
-			note_error(cqp_errcode(), cqp_errmsg());
+			note_error(w->l, cqp_errcode(), cqp_errmsg());
 		pthread_mutex_lock(&w->mu);
 		w->busy = false;
 		pthread_cond_broadcast(&w->drained);
@@ -84,6 +83,8 @@ static void *work(void *arg)
 
 static int start_workers(struct cqp_cm_loop *l)
 {
+	pthread_mutex_init(&l->err_mu, NULL);
+	l->err_made = true;
 	l->workers = calloc(l->cfg.threads, sizeof(*l->workers));
 	if (!l->workers)
 		return cqp_fail(CQP_E_NOMEM, "out of memory for workers");
@@ -148,6 +149,8 @@ void cqp_cm_loop_destroy(struct cqp_cm_loop *l)
 		pthread_cond_destroy(&w->more);
 		pthread_cond_destroy(&w->drained);
 	}
+	if (l->err_made)
+		pthread_mutex_destroy(&l->err_mu);
 	cqp_watchdog_stop(&l->wd);
 	if (l->ch)
 		rdma_destroy_event_channel(l->ch);
@@ -215,7 +218,7 @@ static int handle(struct cqp_cm_loop *l, const struct cqp_cm_ev *ev)
 {
 	if (l->nworkers) {
 		dispatch(l, ev);
-		return take_error();
+		return take_error(l);
 	}
 	return l->handle(l->arg, ev);
 }
@@ -317,7 +320,7 @@ int cqp_cm_loop_run(struct cqp_cm_loop *l, bool (*done)(void *arg),
 		}
 		/* Done, or quiet: let the workers catch up first. */
 		drain_workers(l);
-		if ((n = take_error()) < 0)
+		if ((n = take_error(l)) < 0)
 			return n;
 		if (done(l->arg))
 			return 0;

@@ -58,6 +58,10 @@ struct cqp_cm_loop {
 	struct cqp_cm_ev *batch; /* batch mode's copies */
 	struct cqp_cm_worker *workers;
 	unsigned nworkers;
+	pthread_mutex_t err_mu; /* guards the first worker failure */
+	bool err_made;
+	int err_code;
+	char err_msg[512];
 	/* What this thread did. */
 	uint64_t events, acked;
 	uint64_t copy_ns, ack_ns;
