@@ -87,9 +87,13 @@ int64_t cqp_pattern_check(const uint8_t *buf, uint32_t size, uint64_t seq)
 
 /* ---- receive slots ---- */
 
-static unsigned slot_queue(const struct cqp_ud *ud, uint64_t slot)
+/* A receive's wr_id: its queue above bit 32, its slot below, so the hot
+ * path needs no division to tell them apart. */
+#define WRID_QUEUE_SHIFT 32
+
+static unsigned slot_queue(uint64_t wr_id)
 {
-	return ud->srq ? 0 : (unsigned)(slot / ud->rq_depth);
+	return (unsigned)(wr_id >> WRID_QUEUE_SHIFT);
 }
 
 static int post_slots(struct cqp_ud *ud, unsigned q, const uint32_t *slots,
@@ -108,7 +112,8 @@ static int post_slots(struct cqp_ud *ud, unsigned q, const uint32_t *slots,
 				      (uint64_t)slots[i] * ud->rslot;
 			sge[i].length = ud->rslot;
 			sge[i].lkey = ud->rbuf.mr->lkey;
-			wr[i].wr_id = slots[i];
+			wr[i].wr_id =
+			    (uint64_t)q << WRID_QUEUE_SHIFT | slots[i];
 			wr[i].sg_list = &sge[i];
 			wr[i].num_sge = 1;
 			wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
@@ -143,7 +148,7 @@ static int post_all_slots(struct cqp_ud *ud)
 unsigned cqp_ud_qp_index(const struct cqp_ud *ud, const struct ibv_wc *wc)
 {
 	if (!ud->srq)
-		return slot_queue(ud, wc->wr_id);
+		return slot_queue(wc->wr_id);
 	for (unsigned i = 0; i < ud->nqp; i++)
 		if (ud->qps[i]->qp_num == wc->qp_num)
 			return i;
@@ -202,7 +207,7 @@ static int verify(struct cqp_ud *ud, const struct ibv_wc *wc, uint32_t size)
 int cqp_ud_recv_done(struct cqp_ud *ud, const struct ibv_wc *wc, uint32_t size,
 		     bool check)
 {
-	unsigned q = slot_queue(ud, wc->wr_id);
+	unsigned q = slot_queue(wc->wr_id);
 
 	if (wc->byte_len != size + CQP_UD_GRH)
 		return cqp_fail(CQP_E_PROTO,

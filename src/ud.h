@@ -73,17 +73,20 @@ void cqp_ud_prep_send(const struct cqp_ud *ud, unsigned qp, uint64_t slot,
 static inline uint8_t *cqp_ud_send_buf(const struct cqp_ud *ud, unsigned qp,
 				       uint64_t slot)
 {
+	/* One slot unless --verify: no division per message then. */
+	uint64_t i = ud->tx_slots > 1 ? slot % ud->tx_slots : 0;
+
 	return (uint8_t *)ud->sbuf.addr +
-	       ((uint64_t)qp * ud->tx_slots + slot % ud->tx_slots) *
-		   ud->payload_max;
+	       ((uint64_t)qp * ud->tx_slots + i) * ud->payload_max;
 }
 
 /* The payload of the receive that completed as wc. */
 static inline const uint8_t *cqp_ud_recv_payload(const struct cqp_ud *ud,
 						 const struct ibv_wc *wc)
 {
-	return (const uint8_t *)ud->rbuf.addr + wc->wr_id * ud->rslot +
-	       CQP_UD_GRH;
+	/* The low 32 bits of wr_id are the slot. */
+	return (const uint8_t *)ud->rbuf.addr +
+	       (uint64_t)(uint32_t)wc->wr_id * ud->rslot + CQP_UD_GRH;
 }
 
 /* The index of the QP a receive completed on. */
