@@ -173,8 +173,7 @@ static int exchange(struct cqp_run *run, struct lat_ctx *c, unsigned qp,
 {
 	const struct cqp_params *p = run->p;
 	uint32_t retry_ms = (p->retry_us + 999) / 1000;
-	uint64_t give_up =
-	    cqp_now_ns() + (uint64_t)p->timeout_s * 1000000000ull;
+	uint64_t give_up = 0; /* from the first try's post: no extra clock */
 
 	for (;;) {
 		uint32_t imm =
@@ -185,6 +184,8 @@ static int exchange(struct cqp_run *run, struct lat_ctx *c, unsigned qp,
 		if (rc < 0)
 			return rc;
 		t0 = cqp_now_ns();
+		if (!give_up)
+			give_up = t0 + (uint64_t)p->timeout_s * 1000000000ull;
 		if ((rc = post_msg(c, qp, size, imm, p->verify)) < 0 ||
 		    (rc = wait_pong(c, imm, size, t0, retry_ms, p->verify)) < 0)
 			return rc;
