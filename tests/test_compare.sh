@@ -328,6 +328,10 @@ expect "--tol-file as JSON allows both (bw)" 0 --tol-file "$tmp/tol.json" \
 expect "--only bw_avg_gbps ignores the p99 rise" 0 --only bw_avg_gbps \
 	"$base" "$tmp/p99"
 expect "--only p50,p99 catches it" 1 --only p50,p99 "$base" "$tmp/p99"
+expect "--tol p99=off leaves p99 out" 0 --tol p99=off "$base" "$tmp/p99"
+printf 'p99 = off\n' >"$tmp/tol-off.txt"
+expect "p99 = off in a --tol-file too" 0 --tol-file "$tmp/tol-off.txt" "$base" "$tmp/p99"
+expect "--tol p50=off does not hide p99" 1 --tol p50=off "$base" "$tmp/p99"
 expect "stricter --tol bw=5 fails on noise" 1 --tol bw=5 "$base" "$tmp/noise"
 
 # Other metrics: CPU points, loss points, RDMA CM rates.
@@ -401,6 +405,47 @@ expect "two files, identical" 0 "$base/cq_poll_bw.json" "$base/cq_poll_bw.json"
 expect "two files, regressed" 1 "$base/cq_poll_bw.json" "$tmp/bw/cq_poll_bw.json"
 
 # (h) bad usage.
+# (h) --normalize: a machine half as fast halves rates and doubles
+# latencies; the calibration (perftest alongside) cancels that out, and a
+# real regression still shows through it.
+calib() { # DIR RATE_MPPS LAT_P50_US
+	printf '{"schema": "cqperf-calibration/1", "rate_mpps": %s, "lat_p50_us": %s}\n' \
+		"$2" "$3" >"$1/calibration.json"
+}
+calib "$base" 0.20 20.0
+fresh slow
+calib "$tmp/slow" 0.10 40.0
+mutate "$tmp/slow/cq_poll_bw.json" '
+for x in r:
+    x["bw_avg_gbps"] *= 0.5; x["msg_rate_mpps"] *= 0.5'
+mutate "$tmp/slow/cq_event_lat.json" '
+for x in r:
+    x["lat_us"]["p50"] *= 2; x["lat_us"]["p99"] *= 2'
+mutate "$tmp/slow/cm_event_stress.json" '
+d["summary"]["conn_per_s"] *= 0.5
+for x in r:
+    x["rate_per_s"] *= 0.5'
+expect "a slower machine fails without --normalize" 1 "$base" "$tmp/slow"
+expect "a slower machine passes with --normalize" 0 --normalize "$base" "$tmp/slow"
+says "--normalize: the factors are shown" 'normalized .*rates x2\.000, latencies x0\.500'
+lacks "--normalize: calibration.json is not a run" 'calibration\.json.*MISSING|cqperf-compare: error'
+run --normalize --json "$base" "$tmp/slow"
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["normalize"] == {"rate": 2.0, "lat": 0.5} and d["status"] == 0))' "$tmp/out"; then
+	ok "--normalize --json: the factors and status"
+else
+	not_ok "--normalize --json: the factors and status"
+fi
+mutate "$tmp/slow/cq_poll_bw.json" 'r[0]["bw_avg_gbps"] *= 0.6'
+expect "--normalize: a regression on top still fails" 1 --normalize "$base" "$tmp/slow"
+says "--normalize: it is named" 'cq_poll_bw\.json +4096 B +bw_avg_gbps .*REGRESSED'
+rm "$tmp/slow/calibration.json"
+expect "--normalize without current's calibration: exit 2" 2 --normalize "$base" "$tmp/slow"
+says "--normalize: names the missing file" 'current .*calibration\.json'
+calib "$tmp/slow" 0 40.0
+expect "--normalize: a zero rate: exit 2" 2 --normalize "$base" "$tmp/slow"
+says "--normalize: names the field" '"rate_mpps" must be a positive number'
+rm "$base/calibration.json"
+
 expect "no arguments: exit 2" 2
 expect "one argument: exit 2" 2 "$base"
 expect "three arguments: exit 2" 2 "$base" "$base" "$base"
