@@ -1,0 +1,109 @@
+#!/bin/bash
+# scripts/cqperf-sweep --slurm with stand-ins for srun, scontrol and the
+# tool: the server is a step on the allocation's first node, every client a
+# step on its second, aimed at the first; the server step is ended after
+# the sweep; outside an allocation, or in one of a single node, --slurm is
+# refused.  No Slurm and no RDMA device needed.
+#
+# Run by automake's test harness with top_srcdir set (default: the
+# directory above this script).  Exit 0 all passed, 1 one failed, 77 no
+# python3.
+set -u
+here=$(cd "$(dirname "$0")" && pwd) || exit 99
+: "${top_srcdir:=$here/..}"
+top_srcdir=$(cd "$top_srcdir" && pwd) || exit 99
+. "$top_srcdir/tests/checks.sh"
+sweep=$top_srcdir/scripts/cqperf-sweep
+
+if ! command -v python3 >/dev/null 2>&1; then
+	echo "SKIP: python3 is not installed (cqperf-sweep needs it)"
+	exit 77
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cqperf-slurm.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/stub" "$tmp/bin"
+
+# scontrol show hostnames LIST: two made-up nodes, or one for "solo".
+cat >"$tmp/stub/scontrol" <<'EOF'
+#!/bin/bash
+[ "$1 $2" = "show hostnames" ] || exit 1
+case $3 in solo) echo solo ;; *) printf 'nodeA\nnodeB\nnodeC\n' ;; esac
+EOF
+# srun: records the step's node and options, then runs the command here.
+cat >"$tmp/stub/srun" <<'EOF'
+#!/bin/bash
+opts=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--nodelist=*) node=${1#*=} ;;
+	--*) opts+=("$1") ;;
+	*) break ;;
+	esac
+	shift
+done
+echo "node=$node opts=${opts[*]} cmd=$*" >>"$SRUN_LOG"
+CQP_NODE=$node exec "$@"
+EOF
+# The tool: a server waits to be ended, a client prints a document.
+cat >"$tmp/bin/cq_poll_bw" <<'EOF'
+#!/bin/bash
+if [[ " $* " == *" --persistent "* ]]; then
+	echo $$ >"$SERVER_PID_FILE"
+	trap 'echo ended >>"$SERVER_PID_FILE"; exit 0' TERM
+	while :; do sleep 0.1; done
+fi
+host=${!#}
+size=$(printf '%s\n' "$@" | sed -n 's/^--size=//p')
+[ -n "$size" ] || size=65536
+printf '{"schema": "cqperf/1", "tool": "cq_poll_bw", "role": "client", "params": {"host": "%s", "node": "%s"}, "results": [{"bytes": %s, "bw_avg_gbps": 1.5}]}\n' \
+	"$host" "$CQP_NODE" "$size"
+EOF
+chmod +x "$tmp/stub/"* "$tmp/bin/cq_poll_bw"
+
+export SRUN_LOG=$tmp/srun.log SERVER_PID_FILE=$tmp/server.pid
+export PATH=$tmp/stub:$PATH
+in_job() { SLURM_JOB_ID=42 SLURM_JOB_NODELIST=${NODES:-'node[A-C]'} "$@"; }
+
+in_job "$sweep" --slurm --tool cq_poll_bw --bin-dir "$tmp/bin" \
+	--out "$tmp/out" --grid size=64,4096 --server-wait 0.5 \
+	--slurm-args "--overlap" --client-args "-n 10" >"$tmp/run.out" 2>&1
+rc=$?
+check "a sweep in a 3-node allocation succeeds (exit $rc)" test "$rc" -eq 0 ||
+	sed 's/^/# /' "$tmp/run.out"
+check "the server is one step on the first node" \
+	test "$(grep -c 'node=nodeA .*--persistent' "$SRUN_LOG")" -eq 1
+check "every client is a step on the second node" \
+	test "$(grep -v -- --persistent "$SRUN_LOG" | grep -c '^node=nodeB ')" -eq 2
+check "no step on the third node" eval '! grep -q nodeC "$SRUN_LOG"'
+check "--slurm-args reach both steps" \
+	test "$(grep -c 'opts=--nodes=1 --ntasks=1 --overlap' "$SRUN_LOG")" -eq 3
+check "clients aim at the first node" json_check "$tmp/out/cq_poll_bw-size_4096.json" \
+	'd["params"]["host"] == "nodeA" and d["params"]["node"] == "nodeB"'
+check "client options pass through" grep -q 'node=nodeB .*-n 10 -p 18600 --size=64' "$SRUN_LOG"
+check "results.csv has both runs" test "$(wc -l <"$tmp/out/results.csv")" -eq 3
+check "the manifest names the nodes" json_check "$tmp/out/sweep/manifest.json" \
+	'd["server"]["slurm_nodes"] == ["nodeA", "nodeB"] and d["server"]["command"][0] == "srun"'
+check "the server step is ended after the sweep" grep -q ended "$SERVER_PID_FILE"
+
+: >"$SRUN_LOG"
+in_job "$sweep" --slurm --tool cq_poll_bw --bin-dir "$tmp/bin" \
+	--out "$tmp/out2" --host 198.18.1.1 --server-wait 0.2 >"$tmp/run.out" 2>&1
+check "--host wins over the node name" json_check "$tmp/out2/cq_poll_bw.json" \
+	'd["params"]["host"] == "198.18.1.1"'
+
+"$sweep" --slurm --tool cq_poll_bw --bin-dir "$tmp/bin" --out "$tmp/o3" \
+	>"$tmp/run.out" 2>&1
+rc=$?
+check "outside an allocation: exit 2 (got $rc)" test "$rc" -eq 2
+check "outside an allocation: says so" grep -q 'not inside a Slurm allocation' "$tmp/run.out"
+NODES=solo in_job "$sweep" --slurm --tool cq_poll_bw --bin-dir "$tmp/bin" \
+	--out "$tmp/o4" >"$tmp/run.out" 2>&1
+rc=$?
+check "one node: exit 2 (got $rc)" test "$rc" -eq 2
+check "one node: says two are needed" grep -q 'has 1 node(s), two are needed' "$tmp/run.out"
+in_job "$sweep" --slurm --start-server --tool cq_poll_bw --bin-dir "$tmp/bin" \
+	--out "$tmp/o5" >"$tmp/run.out" 2>&1
+rc=$?
+check "--slurm with --start-server: exit 2 (got $rc)" test "$rc" -eq 2
+echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed"
+[ "$CHECKS_FAILED" -eq 0 ]
