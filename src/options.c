@@ -152,6 +152,11 @@ const struct cqp_option cqp_options[] = {
 };
 /* clang-format on */
 
+/* The parser's per-option arrays live on the stack, sized by this. */
+enum { MAXOPT = 64 };
+_Static_assert(sizeof(cqp_options) / sizeof(cqp_options[0]) <= MAXOPT + 1,
+	       "the option table outgrew cqp_params_parse's arrays");
+
 const char *cqp_tool_name(enum cqp_tool tool)
 {
 	switch (tool) {
@@ -281,6 +286,9 @@ static int parse_number(const char *s, bool size, uint64_t *out)
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		base = 16;
 		digits = s + 2;
+		/* strtoull would take a second prefix: "0x0x10" */
+		if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
+			return -1;
 	}
 	if (!isxdigit((unsigned char)digits[0]) ||
 	    (base == 10 && !isdigit((unsigned char)digits[0])))
@@ -611,7 +619,6 @@ by_short(char c, const struct cqp_option **by_index, int n)
 int cqp_params_parse(struct cqp_params *p, enum cqp_tool tool, int argc,
 		     char **argv, FILE *out)
 {
-	enum { MAXOPT = 64 };
 	struct option longs[MAXOPT + 1];
 	const struct cqp_option *by_index[MAXOPT];
 	char shorts[2 * MAXOPT + 2];
@@ -640,8 +647,11 @@ int cqp_params_parse(struct cqp_params *p, enum cqp_tool tool, int argc,
 					argv[optind - 1]);
 		}
 		if (c == ':') {
+			/* a long option's full name, even when abbreviated */
 			const struct cqp_option *m =
-			    optopt ? by_short((char)optopt, by_index, n) : NULL;
+			    optopt >= 256 ? by_index[optopt - 256]
+			    : optopt	  ? by_short((char)optopt, by_index, n)
+					  : NULL;
 			if (m)
 				return cqp_fail(CQP_E_USAGE,
 						"--%s needs a value", m->name);

@@ -78,6 +78,8 @@ static void test_bad(void)
 	bad("-s 12x", "--size");
 	bad("-s 1.5", "--size");
 	bad("-s -5", "--size");
+	bad("-t 0x0x10", "--tx-depth");
+	bad("--tx-d", "--tx-depth");
 	bad("-s 0", "--size");
 	bad("-s 3G", "1..2G");
 	bad("-s 4Q", "--size");

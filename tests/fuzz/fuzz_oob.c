@@ -1,12 +1,23 @@
-/* libFuzzer target for what a peer controls: the frame header and the kv
- * payload.  Not part of `make check`; build and run by hand:
+/* libFuzzer target for what a peer controls: the frame header, the kv
+ * payload, and the test parameters a server adopts from a client.  Not
+ * part of `make check`; tests/fuzz/smoke.sh builds and runs it briefly,
+ * or by hand:
  *
- *   clang -g -std=gnu11 -Isrc -fsanitize=fuzzer,address,undefined \
- *     -o fuzz_oob tests/fuzz/fuzz_oob.c src/oob.c src/kv.c src/error.c
- *   ./fuzz_oob -max_total_time=60
+ *   clang -g -std=gnu11 -D_GNU_SOURCE -Isrc \
+ *     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+ *     -o fuzz_oob tests/fuzz/fuzz_oob.c src/oob.c src/kv.c src/error.c \
+ *     src/options.c
+ *   mkdir -p /tmp/fuzz-oob
+ *   ./fuzz_oob -max_total_time=60 /tmp/fuzz-oob tests/fuzz/corpus/oob
  *
- * Besides "no crash", it checks that a record the parser accepts survives
- * a writer/parser round trip unchanged.
+ * (libFuzzer adds what it finds to the first directory: not the seeds.)
+ *
+ * The input is a frame (header, then payload) when its first bytes
+ * decode as a header, else a bare kv record.  Besides "no crash", it
+ * checks that a header that decodes re-encodes to the same bytes, that a
+ * record the parser accepts survives a writer/parser round trip
+ * unchanged, and that PARAMS the server accepts for some binary pass
+ * validation and survive its encode and decode unchanged.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +26,7 @@
 #include "error.h"
 #include "kv.h"
 #include "oob.h"
+#include "options.h"
 
 #define MAX_PAIRS 64
 
@@ -53,6 +65,56 @@ static int keep(void *ctx, const char *key, const char *val)
 	return 0;
 }
 
+static const enum cqp_tool tools[] = {
+    CQP_TOOL_CQ_POLL_BW, CQP_TOOL_CQ_EVENT_LAT, CQP_TOOL_UD_SEND_BW,
+    CQP_TOOL_UD_SEND_LAT, CQP_TOOL_CM_EVENT_STRESS};
+
+static bool same_negotiated(const struct cqp_params *a,
+			    const struct cqp_params *b, enum cqp_tool tool)
+{
+	for (const struct cqp_option *o = cqp_options; o->name; o++) {
+		char x[128], y[128];
+
+		if (!(o->flags & CQP_OPTF_NEGOTIATED) || !(o->tools & tool))
+			continue;
+		cqp_option_format(o, a, x, sizeof(x));
+		cqp_option_format(o, b, y, sizeof(y));
+		if (strcmp(x, y) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* The server's side of CQP_MSG_PARAMS, for every binary. */
+static void params(const char *text, size_t len)
+{
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		struct cqp_params p, again;
+		char rec[4096];
+		struct cqp_kv_writer w;
+		int rc;
+
+		cqp_params_defaults(&p, tools[i]);
+		rc = cqp_params_decode(&p, tools[i], text, len);
+		if (rc < 0) {
+			/* a bad record is the client's fault, never ours */
+			if (cqp_errcode() != CQP_E_USAGE &&
+			    cqp_errcode() != CQP_E_PROTO)
+				abort();
+			continue;
+		}
+		if (rc != 0 || cqp_params_validate(&p, tools[i]) != 0)
+			abort();
+		cqp_kv_writer_init(&w, rec, sizeof(rec));
+		cqp_params_encode(&p, tools[i], &w);
+		cqp_params_defaults(&again, tools[i]);
+		if (w.overflow ||
+		    cqp_params_decode(&again, tools[i], w.buf, w.len) != 0 ||
+		    !same_negotiated(&p, &again, tools[i]))
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -74,6 +136,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			cqp_oob_hdr_encode(again, type, len);
 			if (memcmp(again, data, CQP_OOB_HDR_LEN) != 0)
 				abort();
+			/* the rest is its payload, cut at the length */
+			text += CQP_OOB_HDR_LEN;
+			size -= CQP_OOB_HDR_LEN;
+			if (len < size)
+				size = len;
+			if (type == CQP_MSG_PARAMS)
+				params(text, size);
 		} else if (cqp_errcode() != CQP_E_PROTO &&
 			   cqp_errcode() != CQP_E_VERSION) {
 			abort();
