@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Run a server command and a client command on two soft-RoCE nodes: two
 # throw-away QEMU guests (softroce-guest.sh), joined by a QEMU socket network
-# on a loopback port, each with its own NIC (eth0) and its own rxe0 on it.
+# over UDP on two loopback ports, each with its own NIC (eth0) and its own
+# rxe0 on it.
 #
 # Usage: softroce-2node.sh [--timeout SEC] [--mem MB] [--out DIR] [--port PORT] [--grace SEC] -- SERVER_CMD [ARGS...] -- CLIENT_CMD [ARGS...]
 #
-# The server guest is 198.18.1.1/24 (its QEMU listens on 127.0.0.1:PORT, a
-# free port unless --port), the client guest 198.18.1.2/24 (its QEMU
-# connects there).  Both commands see what softroce-guest.sh gives (HOME,
+# The server guest is 198.18.1.1/24 (its QEMU binds UDP 127.0.0.1:PORT, a
+# free port unless --port), the client guest 198.18.1.2/24 (its QEMU binds
+# PORT+1; each sends to the other).  Both commands see what softroce-guest.sh gives (HOME,
 # CQPERF_RXE_DEV=rxe0, CQPERF_RXE_GID_INDEX, CQPERF_OUT...) plus
 # CQPERF_SERVER_ADDR=198.18.1.1, CQPERF_NODE_ADDR (their own address),
 # CQPERF_PEER_ADDR (the other's) and CQPERF_NODE (server or client).  The
@@ -63,19 +64,20 @@ if [ ${#server_cmd[@]} -eq 0 ] || [ ${#client_cmd[@]} -eq 0 ]; then usage; fi
 
 server_ip=198.18.1.1
 client_ip=198.18.1.2
-listening() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+# Both ports of the pair, PORT and PORT+1, must be free.
+listening() { ss -Hlun "sport = :$1 or sport = :$(($1 + 1))" 2>/dev/null | grep -q .; }
 if [ -z "$port" ]; then
     for _ in $(seq 50); do
         port=$((20000 + RANDOM % 30000))
         listening "$port" || break
     done
 fi
-if ! [[ $port =~ ^[0-9]{1,5}$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then
-    echo "$prog: --port wants a TCP port" >&2
+if ! [[ $port =~ ^[0-9]{1,5}$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65534 ]; then
+    echo "$prog: --port wants a UDP port 1..65534" >&2
     exit 2
 fi
 if listening "$port"; then
-    echo "$prog: 127.0.0.1:$port is already in use" >&2
+    echo "$prog: UDP 127.0.0.1:$port or $((port + 1)) is already in use" >&2
     exit 125
 fi
 
@@ -100,7 +102,7 @@ CQPERF_NODE=server CQPERF_PEER_ADDR=$client_ip CQPERF_STREAM=0 \
     --node-addr "$server_ip/24" --netdev-listen "$port" -- "${server_cmd[@]}" \
     >"$work/server.stdout" 2>"$work/server.stderr" &
 spid=$!
-# softroce-guest.sh --netdev-connect waits for the server's QEMU to listen.
+# softroce-guest.sh --netdev-connect waits for the server's QEMU to bind.
 CQPERF_NODE=client CQPERF_PEER_ADDR=$server_ip \
     "$here/softroce-guest.sh" "${common[@]}" --out "$work/client" \
     --node-addr "$client_ip/24" --netdev-connect "$port" -- "${client_cmd[@]}" &

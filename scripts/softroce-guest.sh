@@ -17,7 +17,7 @@
 #
 # Node options (two-node mode, see softroce-2node.sh): --node-addr A.B.C.D/LEN
 # with --netdev-listen PORT or --netdev-connect PORT gives the guest one NIC,
-# eth0 (virtio-net on a QEMU socket netdev on 127.0.0.1:PORT, joined to the
+# eth0 (virtio-net on a QEMU UDP socket netdev on 127.0.0.1:PORT, joined to the
 # other guest's), instead of the veth pair, and puts rxe0 on it at that
 # address (within 198.18.0.0/15).  --netdev-connect waits for the listening
 # guest's QEMU.  --server-addr A.B.C.D sets CQPERF_SERVER_ADDR (default: the
@@ -93,7 +93,7 @@ if [ -n "$node_addr$net_listen$net_connect" ]; then
     fi
     net_port=$net_listen$net_connect
     if ! [[ $net_port =~ ^[0-9]{1,5}$ ]] || [ "$net_port" -lt 1 ] || [ "$net_port" -gt 65535 ]; then
-        die "--netdev-listen/--netdev-connect want a TCP port, got '$net_port'"
+        die "--netdev-listen/--netdev-connect want a UDP port, got '$net_port'"
     fi
     server_addr=${server_addr:-$node_ip}
     IFS=. read -r _ o2 o3 o4 <<<"$node_ip"
@@ -101,10 +101,15 @@ if [ -n "$node_addr$net_listen$net_connect" ]; then
     # guest the same default one).
     node_gid=$(printf '0000:0000:0000:0000:0000:ffff:c6%02x:%02x%02x' "$((10#$o2))" "$((10#$o3))" "$((10#$o4))")
     node_mac=$(printf '52:54:00:%02x:%02x:%02x' "$((10#$o2))" "$((10#$o3))" "$((10#$o4))")
+    # UDP, not QEMU's TCP socket netdev: over TCP, Nagle held rxe's ACK
+    # and the reply sent right after it until the peer's delayed ACK, so
+    # an RC ping-pong took ~23 ms.  The listening side binds PORT, the
+    # connecting side PORT+1, each sending to the other.
+    [ "$net_port" -lt 65535 ] || die "--netdev-listen/--netdev-connect want a port below 65535"
     if [ -n "$net_listen" ]; then
-        node_args=(-netdev "socket,id=n0,listen=127.0.0.1:$net_port")
+        node_args=(-netdev "socket,id=n0,localaddr=127.0.0.1:$net_port,udp=127.0.0.1:$((net_port + 1))")
     else
-        node_args=(-netdev "socket,id=n0,connect=127.0.0.1:$net_port")
+        node_args=(-netdev "socket,id=n0,localaddr=127.0.0.1:$((net_port + 1)),udp=127.0.0.1:$net_port")
     fi
     node_args+=(-device "virtio-net-pci,netdev=n0,mac=$node_mac")
 fi
@@ -497,8 +502,9 @@ run_qemu() {
     : > "$share/stdout"
     : > "$share/stderr"
     if [ -n "$net_connect" ]; then
-        # QEMU's socket connect fails at once when nobody listens yet.
-        until ss -Hltn "sport = :$net_connect" 2>/dev/null | grep -q .; do
+        # Boot after the listening side's QEMU has bound its port, so the
+        # first frames are not lost.
+        until ss -Huln "sport = :$net_connect" 2>/dev/null | grep -q .; do
             [ $(($(now_ms) - t_run)) -lt $((timeout_s * 1000)) ] || return 124
             sleep 0.1
         done
