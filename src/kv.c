@@ -271,13 +271,14 @@ int cqp_kv_get_double(const char *text, size_t len, const char *key,
 		      double *out)
 {
 	struct kv_line l = {0};
-	char s[64], *end;
+	char s[64], ex[64], *end;
 	double v;
 	int rc = find(text, len, key, &l);
 
 	if (rc < 0)
 		return rc;
-	excerpt(s, sizeof(s), l.val, l.vlen);
+	/* Messages quote the excerpt, never the raw copy strtod reads. */
+	excerpt(ex, sizeof(ex), l.val, l.vlen);
 	/* %.17g needs at most 24 characters; anything longer is not ours.
 	 * strtod skips leading blanks, which a strict reader must not. */
 	if (!l.vlen || l.vlen >= sizeof(s) || l.val[0] == ' ' ||
@@ -285,7 +286,7 @@ int cqp_kv_get_double(const char *text, size_t len, const char *key,
 		return cqp_fail(CQP_E_PROTO,
 				"key \"%s\" (line %u) = \"%s\" is not a "
 				"number",
-				key, l.lineno, s);
+				key, l.lineno, ex);
 	memcpy(s, l.val, l.vlen);
 	s[l.vlen] = '\0';
 	errno = 0;
@@ -294,7 +295,7 @@ int cqp_kv_get_double(const char *text, size_t len, const char *key,
 		return cqp_fail(CQP_E_PROTO,
 				"key \"%s\" (line %u) = \"%s\" is not a "
 				"number",
-				key, l.lineno, s);
+				key, l.lineno, ex);
 	/* ERANGE on underflow still leaves the correctly rounded subnormal
 	 * (or zero), which is what the writer printed: keep it. */
 	*out = v;

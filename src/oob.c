@@ -80,8 +80,7 @@ static const char *fmt_duration(char *buf, size_t cap, int ms)
 	return buf;
 }
 
-/* Peer-supplied text ends up on the user's terminal: no control bytes. */
-static void sanitize(char *s)
+void cqp_oob_sanitize(char *s)
 {
 	for (; *s; s++)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
@@ -494,6 +493,7 @@ struct frame_pos {
 	int64_t deadline;
 	uint32_t done;	/* frame bytes moved so far */
 	uint32_t total; /* header + payload, 0 while the length is unknown */
+	uint16_t want;	/* the message expected, 0 for any */
 };
 
 static void where_in_frame(char *buf, size_t cap, const struct frame_pos *f)
@@ -535,6 +535,16 @@ static int read_full(struct cqp_oob *o, void *buf, uint32_t n,
 
 			if (w < 0)
 				return w;
+			/* Say what we waited for: a server's log then tells
+			 * a silent client from one that stalled later. */
+			if (w == 0 && f->want && f->done == 0)
+				return cqp_fail(
+				    CQP_E_TIMEOUT,
+				    "no answer from peer %s within %s "
+				    "(waiting for its %s)",
+				    o->peer,
+				    fmt_duration(d, sizeof(d), o->timeout_ms),
+				    msg_name(f->want));
 			if (w == 0)
 				return cqp_fail(
 				    CQP_E_TIMEOUT,
@@ -564,8 +574,8 @@ static int send_frame(struct cqp_oob *o, uint16_t type, const void *buf,
 	    {.iov_base = (void *)buf, .iov_len = len},
 	};
 	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
-	struct frame_pos f = {deadline_after(timeout_ms), 0,
-			      CQP_OOB_HDR_LEN + len};
+	struct frame_pos f = {.deadline = deadline_after(timeout_ms),
+			      .total = CQP_OOB_HDR_LEN + len};
 	char at[80], d[32];
 
 	if (type == 0 || type >= CQP_MSG__MAX || len > CQP_OOB_MAX_PAYLOAD)
@@ -672,7 +682,7 @@ static int recv_payload(struct cqp_oob *o, struct frame_pos *f, uint16_t t,
 int cqp_oob_recv(struct cqp_oob *o, uint16_t *type, void *buf, uint32_t cap,
 		 uint32_t *len)
 {
-	struct frame_pos f = {deadline_after(o->timeout_ms), 0, 0};
+	struct frame_pos f = {.deadline = deadline_after(o->timeout_ms)};
 	uint16_t t;
 	uint32_t l;
 	int rc;
@@ -692,13 +702,14 @@ static void peer_reason(const char *text, uint32_t len, char *out, size_t cap)
 {
 	if (cqp_kv_get_str(text, len, "reason", out, cap) < 0)
 		snprintf(out, cap, "(no reason given)");
-	sanitize(out);
+	cqp_oob_sanitize(out);
 }
 
 int cqp_oob_expect(struct cqp_oob *o, uint16_t type, void *buf, uint32_t cap,
 		   uint32_t *len)
 {
-	struct frame_pos f = {deadline_after(o->timeout_ms), 0, 0};
+	struct frame_pos f = {.deadline = deadline_after(o->timeout_ms),
+			      .want = type};
 	char small[SMALL_PAYLOAD], reason[512];
 	uint16_t t;
 	uint32_t l, keep;
@@ -803,8 +814,8 @@ int cqp_oob_hello(struct cqp_oob *o, const char *tool, const char *version)
 	    (rc = cqp_kv_get_str(buf, len, "tool", ptool, sizeof(ptool))) < 0 ||
 	    (rc = cqp_kv_get_str(buf, len, "version", pver, sizeof(pver))) < 0)
 		return fail_in("HELLO", o->peer);
-	sanitize(ptool);
-	sanitize(pver);
+	cqp_oob_sanitize(ptool);
+	cqp_oob_sanitize(pver);
 	if (proto != CQP_OOB_VERSION)
 		return cqp_fail(CQP_E_VERSION,
 				"peer %s runs %s %s speaking cqperf protocol "
@@ -841,7 +852,7 @@ int cqp_oob_barrier(struct cqp_oob *o, const char *name)
 	rc = cqp_kv_get_str(buf, len, "phase", phase, sizeof(phase));
 	if (rc < 0)
 		return fail_in("BARRIER", o->peer);
-	sanitize(phase);
+	cqp_oob_sanitize(phase);
 	if (strcmp(phase, name) != 0)
 		return cqp_fail(CQP_E_PROTO,
 				"peer %s is at barrier \"%s\", we are at "

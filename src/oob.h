@@ -72,6 +72,10 @@ int cqp_oob_recv(struct cqp_oob *o, uint16_t *type, void *buf, uint32_t cap,
 int cqp_oob_expect(struct cqp_oob *o, uint16_t type, void *buf, uint32_t cap,
 		   uint32_t *len);
 
+/* Peer-supplied text ends up on the user's terminal: replace control
+ * bytes (escape sequences, newlines that would forge log lines) by '?'. */
+void cqp_oob_sanitize(char *s);
+
 /* Send an ERROR frame with a reason (best effort, never blocks long). */
 void cqp_oob_send_error(struct cqp_oob *o, const char *reason);
 

@@ -76,6 +76,9 @@ static int reject(struct cqp_session *s)
 	int rc;
 
 	snprintf(why, sizeof(why), "%s", cqp_errmsg());
+	/* Option errors quote the client's values: keep escapes and
+	 * newlines out of our log and of the reason we send. */
+	cqp_oob_sanitize(why);
 	cqp_kv_writer_init(&w, rec, sizeof(rec));
 	cqp_kv_add_str(&w, "reason", why);
 	cqp_oob_send(&s->oob, CQP_MSG_REJECT, w.buf, (uint32_t)w.len);
@@ -177,6 +180,7 @@ int cqp_session_step(struct cqp_session *s, uint64_t *size, uint32_t *mode)
 		char why[512] = "no reason given";
 
 		cqp_kv_get_str(s->buf, len, "reason", why, sizeof(why));
+		cqp_oob_sanitize(why);
 		return cqp_fail(CQP_E_PEER_FAILED, "peer %s failed: %s",
 				s->oob.peer, why);
 	}

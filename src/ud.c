@@ -527,6 +527,9 @@ int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
 		return rc;
 	ud->dev_open = true;
 	run->dev = ud->dev.info;
+	rc = cqp_dev_check_limits(&ud->dev, p);
+	if (rc < 0)
+		return rc;
 	rc = cqp_dev_pick_mtu(&ud->dev, p->mtu, &mtu);
 	if (rc < 0)
 		return rc;

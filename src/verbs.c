@@ -10,6 +10,7 @@
 
 #include "error.h"
 #include "kv.h"
+#include "options.h"
 
 /* perftest's default inline size: what users compare against. */
 #define AUTO_INLINE 236
@@ -198,6 +199,46 @@ void cqp_dev_close(struct cqp_dev *d)
 		ibv_close_device(d->ctx);
 	d->pd = NULL;
 	d->ctx = NULL;
+}
+
+int cqp_dev_check_limits(const struct cqp_dev *d, const struct cqp_params *p)
+{
+	const struct ibv_device_attr *a = &d->attr;
+	/* What rc.c and ud.c give each CQ: both queues of one QP. */
+	uint64_t cqe =
+	    p->cq_depth ? p->cq_depth : (uint64_t)p->tx_depth + p->rx_depth;
+
+	if (a->max_qp > 0 && p->qps > (uint32_t)a->max_qp)
+		return cqp_fail(CQP_E_USAGE,
+				"--qps %u exceeds the max_qp %d of %s", p->qps,
+				a->max_qp, d->info.name);
+	if (a->max_cq > 0 && p->qps > (uint32_t)a->max_cq)
+		return cqp_fail(CQP_E_USAGE,
+				"--qps %u needs a CQ per QP, above the max_cq "
+				"%d of %s",
+				p->qps, a->max_cq, d->info.name);
+	if (p->tx_depth > (uint32_t)a->max_qp_wr)
+		return cqp_fail(CQP_E_USAGE,
+				"--tx-depth %u exceeds the max_qp_wr %d of %s",
+				p->tx_depth, a->max_qp_wr, d->info.name);
+	/* With --srq the receives sit on the SRQ, which cqp_srq_create
+	 * checks against max_srq_wr. */
+	if (!p->srq && p->rx_depth > (uint32_t)a->max_qp_wr)
+		return cqp_fail(CQP_E_USAGE,
+				"--rx-depth %u exceeds the max_qp_wr %d of %s",
+				p->rx_depth, a->max_qp_wr, d->info.name);
+	if (p->cq_depth && cqe > (uint64_t)a->max_cqe)
+		return cqp_fail(CQP_E_USAGE,
+				"--cq-depth %u exceeds the max_cqe %d of %s",
+				p->cq_depth, a->max_cqe, d->info.name);
+	if (cqe > (uint64_t)a->max_cqe)
+		return cqp_fail(CQP_E_USAGE,
+				"--tx-depth %u + --rx-depth %u make a CQ of "
+				"%" PRIu64 " entries, above the max_cqe %d of "
+				"%s: lower them, or set --cq-depth",
+				p->tx_depth, p->rx_depth, cqe, a->max_cqe,
+				d->info.name);
+	return 0;
 }
 
 enum ibv_mtu cqp_mtu_enum(uint32_t bytes)
@@ -399,15 +440,15 @@ int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 	uint32_t inl =
 	    req->inline_size < 0 ? AUTO_INLINE : (uint32_t)req->inline_size;
 
-	if (req->max_send_wr > (uint32_t)d->attr.max_qp_wr ||
-	    req->max_recv_wr > (uint32_t)d->attr.max_qp_wr)
-		return cqp_fail(CQP_E_USAGE,
-				"queue depth %u exceeds what %s allows "
-				"(max_qp_wr %d)",
-				req->max_send_wr > req->max_recv_wr
-				    ? req->max_send_wr
-				    : req->max_recv_wr,
-				d->info.name, d->attr.max_qp_wr);
+	/* Both callers size the queues from --tx-depth and --rx-depth. */
+	if (req->max_send_wr > (uint32_t)d->attr.max_qp_wr)
+		return cqp_fail(
+		    CQP_E_USAGE, "--tx-depth %u exceeds the max_qp_wr %d of %s",
+		    req->max_send_wr, d->attr.max_qp_wr, d->info.name);
+	if (req->max_recv_wr > (uint32_t)d->attr.max_qp_wr)
+		return cqp_fail(
+		    CQP_E_USAGE, "--rx-depth %u exceeds the max_qp_wr %d of %s",
+		    req->max_recv_wr, d->attr.max_qp_wr, d->info.name);
 	*qp = try_create(d, req, inl);
 	if (!*qp && req->inline_size < 0 && errno == EINVAL) {
 		inl = max_inline(d, req, AUTO_INLINE);

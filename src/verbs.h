@@ -10,6 +10,7 @@
 #include "report.h"
 
 struct cqp_kv_writer;
+struct cqp_params;
 
 struct cqp_dev {
 	struct ibv_context *ctx;
@@ -28,6 +29,12 @@ struct cqp_dev {
 int cqp_dev_open(struct cqp_dev *d, const char *name, unsigned port,
 		 int gid_index);
 void cqp_dev_close(struct cqp_dev *d);
+
+/* The queue pairs, queue depths and CQ depth of p against what the device
+ * reports (max_qp, max_cq, max_qp_wr, max_cqe), checked before anything
+ * is created: a CQP_E_USAGE failure naming the option, its value and the
+ * device's limit, instead of a bare EINVAL from the create call. */
+int cqp_dev_check_limits(const struct cqp_dev *d, const struct cqp_params *p);
 
 /* 256..4096 <-> IBV_MTU_*; 0 for a size that is not a valid MTU. */
 enum ibv_mtu cqp_mtu_enum(uint32_t bytes);

@@ -16,6 +16,8 @@
 #include "error.h"
 #include "kv.h"
 #include "oob.h"
+#include "options.h"
+#include "session.h"
 
 /* Check a failure: return value, recorded code and a message fragment. */
 #define CHECK_ERR(expr, code, frag)                                            \
@@ -330,6 +332,9 @@ static void test_kv_double(void)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECK_ERR(cqp_kv_get_double(bad[i], strlen(bad[i]), "x", &v),
 			  CQP_E_PROTO, "is not a number");
+	/* The peer's bytes are quoted without their control characters. */
+	CHECK_ERR(cqp_kv_get_double("x=1\033[2J\n", 8, "x", &v), CQP_E_PROTO,
+		  "\"1?[2J\" is not a number");
 }
 
 /* ---- header ------------------------------------------------------------ */
@@ -500,6 +505,133 @@ static void test_short_reads(void)
 	CHECK(memcmp(buf, frame + 12, 30) == 0);
 	cqp_oob_close(&a);
 	cqp_oob_close(&b);
+
+	/* A peer's HELLO in one-byte writes is a normal hello. */
+	{
+		static const char rec[] =
+		    "proto=1\ntool=cq_poll_bw\nversion=0.1.0\n";
+		uint8_t hello[12 + sizeof(rec) - 1];
+
+		make_pair(&a, &b, 5000);
+		cqp_oob_hdr_encode(hello, CQP_MSG_HELLO, sizeof(rec) - 1);
+		memcpy(hello + 12, rec, sizeof(rec) - 1);
+		d = (struct dribble){b.fd, hello, sizeof(hello), 1};
+		pthread_create(&th, NULL, dribble_main, &d);
+		CHECK_OK(cqp_oob_hello(&a, "cq_poll_bw", "0.1.0"));
+		pthread_join(th, NULL);
+		cqp_oob_close(&a);
+		cqp_oob_close(&b);
+	}
+
+	/* A trickle slower than the deadline: the deadline is the
+	 * frame's, so a byte now and then does not keep us waiting. */
+	{
+		uint8_t slow[12 + 8];
+		int64_t t0, el;
+
+		make_pair(&a, &b, T_MS);
+		cqp_oob_hdr_encode(slow, CQP_MSG_HELLO, 8);
+		memset(slow + 12, 'x', 8);
+		d = (struct dribble){b.fd, slow, sizeof(slow), 25};
+		pthread_create(&th, NULL, dribble_main, &d);
+		t0 = mono_ms();
+		CHECK_ERR(
+		    cqp_oob_expect(&a, CQP_MSG_HELLO, buf, sizeof(buf), &len),
+		    CQP_E_TIMEOUT, "within 300 ms (mid-frame after");
+		el = mono_ms() - t0;
+		CHECK(el >= T_MS - 20 && el < T_MS + 1500);
+		/* The dribbler's next write fails once we close: wait for
+		 * it to finish first. */
+		pthread_join(th, NULL);
+		cqp_oob_close(&a);
+		cqp_oob_close(&b);
+	}
+}
+
+/* xorshift64*: the same "random" bytes on every run. */
+static uint64_t rnd_next(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ull;
+}
+
+static bool printable(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
+/* Random bytes, then a close: every outcome is a frame we can use or one
+ * clear failure -- never a hang, a crash or a control byte in the
+ * message.  Some streams start with a valid magic and version so the
+ * checks behind them (type, length, payload) see random input too. */
+static void test_random_bytes(void)
+{
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	unsigned decoded = 0, failed = 0, odd = 0;
+
+	for (int i = 0; i < 100000; i++) {
+		uint8_t h[12];
+		uint16_t t;
+		uint32_t l;
+		int rc;
+
+		for (int k = 0; k < 12; k++)
+			h[k] = (uint8_t)rnd_next(&seed);
+		if (i % 2)
+			raw_hdr(h, CQP_OOB_MAGIC, 1, (uint16_t)(h[7] % 12),
+				(uint32_t)rnd_next(&seed) >> (h[9] % 32));
+		rc = cqp_oob_hdr_decode(h, &t, &l);
+		if (rc == 0 &&
+		    !(t >= 1 && t < CQP_MSG__MAX && l <= CQP_OOB_MAX_PAYLOAD))
+			odd++;
+		if (rc < 0 && !printable(cqp_errmsg()))
+			odd++;
+	}
+	CHECK(odd == 0);
+
+	for (int i = 0; i < 2000; i++) {
+		struct cqp_oob a, b;
+		uint8_t bytes[64];
+		size_t n = rnd_next(&seed) % sizeof(bytes);
+		char buf[64];
+		uint16_t t = 0;
+		uint32_t len = 0;
+		enum cqp_errcode code;
+		int rc;
+
+		for (size_t k = 0; k < n; k++)
+			bytes[k] = (uint8_t)rnd_next(&seed);
+		if (n >= 12 && i % 2)
+			raw_hdr(bytes, CQP_OOB_MAGIC, 1, bytes[7] % 12,
+				bytes[11] % 64);
+		make_pair(&a, &b, T_MS);
+		write_all(b.fd, bytes, n);
+		cqp_oob_close(&b);
+		rc = cqp_oob_recv(&a, &t, buf, sizeof(buf), &len);
+		code = cqp_errcode();
+		if (rc == 0) {
+			decoded++;
+			if (!(t >= 1 && t < CQP_MSG__MAX && 12 + len <= n))
+				odd++;
+		} else {
+			failed++;
+			if (code != CQP_E_PROTO && code != CQP_E_VERSION &&
+			    code != CQP_E_PEER_CLOSED)
+				odd++;
+			if (!printable(cqp_errmsg()) || !cqp_errmsg()[0])
+				odd++;
+		}
+		cqp_errclear();
+		cqp_oob_close(&a);
+	}
+	CHECK(odd == 0);
+	/* Both outcomes happened: the test reached past the magic. */
+	CHECK(decoded > 0 && failed > 0);
 }
 
 static void test_bad_frames(void)
@@ -738,7 +870,9 @@ static void test_hello_barrier(void)
 	char buf[64];
 	uint32_t len;
 
-	make_pair(&a, &b, T_MS);
+	/* Two threads must each get a turn: a loaded machine needs more
+	 * than T_MS.  The silent-peer case below sets T_MS again. */
+	make_pair(&a, &b, 5000);
 	x = (struct side){.o = &a, .tool = "cq_poll_bw", .version = "0.1.0"};
 	y = (struct side){.o = &b, .tool = "cq_poll_bw", .version = "0.1.0"};
 	both(&x, &y);
@@ -784,9 +918,11 @@ static void test_hello_barrier(void)
 		  "bad HELLO from peer side-b:2: key=value record lacks key "
 		  "\"tool\"");
 	CHECK_OK(cqp_oob_expect(&b, CQP_MSG_HELLO, buf, sizeof(buf), &len));
-	/* hello waiting on a silent peer times out */
+	/* hello waiting on a silent peer times out, saying for what */
+	a.timeout_ms = T_MS;
 	CHECK_ERR(cqp_oob_hello(&a, "cq_poll_bw", "0.1.0"), CQP_E_TIMEOUT,
-		  "no answer from peer side-b:2");
+		  "no answer from peer side-b:2 within 300 ms (waiting for "
+		  "its HELLO)");
 	cqp_oob_close(&a);
 	cqp_oob_close(&b);
 }
@@ -887,6 +1023,138 @@ static void test_tcp(void)
 		  CQP_E_NET, "cannot resolve host no-such-host.invalid");
 }
 
+/* ---- the server's side of a session against hand-made clients ----- */
+
+struct hostile {
+	uint16_t port;
+	const char *params; /* NULL: connect and say nothing */
+	uint16_t got;	    /* the server's answer to PARAMS */
+	char reason[512];
+	int rc;
+};
+
+/* A client built from frames: echo the server's HELLO back (so tool and
+ * version match whatever this build is), then send params as PARAMS. */
+static void *hostile_main(void *arg)
+{
+	struct hostile *h = arg;
+	struct cqp_oob o;
+	char buf[1024];
+	uint32_t len;
+
+	h->rc = cqp_oob_connect("127.0.0.1", h->port, 3000, &o);
+	if (h->rc < 0)
+		return NULL;
+	o.timeout_ms = 5000;
+	if (!h->params) {
+		/* Silent until the server gives up on us. */
+		h->rc =
+		    cqp_oob_expect(&o, CQP_MSG_HELLO, buf, sizeof(buf), &len);
+		if (h->rc == 0)
+			h->rc =
+			    cqp_oob_recv(&o, &h->got, buf, sizeof(buf), &len);
+		cqp_oob_close(&o);
+		return NULL;
+	}
+	if ((h->rc = cqp_oob_expect(&o, CQP_MSG_HELLO, buf, sizeof(buf),
+				    &len)) == 0 &&
+	    (h->rc = cqp_oob_send(&o, CQP_MSG_HELLO, buf, len)) == 0 &&
+	    (h->rc = send_str(&o, CQP_MSG_PARAMS, h->params)) == 0)
+		h->rc = cqp_oob_recv(&o, &h->got, buf, sizeof(buf), &len);
+	if (h->rc == 0 && h->got == CQP_MSG_REJECT)
+		cqp_kv_get_str(buf, len, "reason", h->reason,
+			       sizeof(h->reason));
+	cqp_oob_close(&o);
+	return NULL;
+}
+
+static uint64_t need_size(const struct cqp_params *p)
+{
+	return p->size * p->qps;
+}
+
+/* One hand-made client against cqp_session_accept; returns accept's
+ * result with the client's view in *h. */
+static int serve_one(struct cqp_session *s, struct hostile *h)
+{
+	pthread_t th;
+	int rc;
+
+	h->port = (uint16_t)s->p->port;
+	pthread_create(&th, NULL, hostile_main, h);
+	rc = cqp_session_accept(s, need_size);
+	cqp_session_end(s);
+	pthread_join(th, NULL);
+	return rc;
+}
+
+static void test_session_accept(void)
+{
+	struct cqp_params p;
+	struct cqp_session s;
+	struct hostile h;
+	int rc = -1;
+	int64_t t0, el;
+
+	cqp_params_defaults(&p, CQP_TOOL_CQ_POLL_BW);
+	p.timeout_s = 1;
+	p.max_mem = 1024 * 1024;
+	for (int i = 0; i < 200 && rc < 0; i++) {
+		p.port = (uint32_t)(30000 + (getpid() + i * 41) % 10000);
+		rc = cqp_session_listen(&s, &p, CQP_TOOL_CQ_POLL_BW);
+		if (rc < 0) {
+			if (!strstr(cqp_errmsg(), "already in use"))
+				break;
+			cqp_session_close(&s);
+		}
+	}
+	CHECK_OK(rc);
+	if (rc < 0)
+		return;
+
+	/* Out of the command line's bounds: refused with the reason, which
+	 * the client gets too. */
+	h = (struct hostile){.params = "size=0\n"};
+	CHECK_ERR(serve_one(&s, &h), CQP_E_REJECTED, "--size");
+	CHECK(h.rc == 0 && h.got == CQP_MSG_REJECT);
+	CHECK(strstr(h.reason, "--size") != NULL);
+	h = (struct hostile){.params = "tx-depth=4294967296\n"};
+	CHECK_ERR(serve_one(&s, &h), CQP_E_REJECTED, "--tx-depth");
+	CHECK(strstr(h.reason, "--tx-depth") != NULL);
+	h = (struct hostile){.params = "bogus=1\n"};
+	CHECK_ERR(serve_one(&s, &h), CQP_E_REJECTED, "'bogus'");
+
+	/* Escape sequences in a value reach neither our log nor the
+	 * client's terminal. */
+	h = (struct hostile){.params = "size=\033[2J\033]0;owned\007\n"};
+	CHECK_ERR(serve_one(&s, &h), CQP_E_REJECTED, "--size");
+	CHECK(printable(cqp_errmsg()));
+	CHECK(h.got == CQP_MSG_REJECT && printable(h.reason));
+
+	/* More than --max-mem: refused, naming it and its value. */
+	h = (struct hostile){.params = "size=2097152\n"};
+	CHECK_ERR(serve_one(&s, &h), CQP_E_REJECTED, "--max-mem of 1048576");
+	CHECK(strstr(h.reason, "--max-mem") != NULL);
+	h = (struct hostile){.params = "size=524288\nqps=4\n"};
+	CHECK_ERR(serve_one(&s, &h), CQP_E_REJECTED, "needs 2097152 bytes");
+
+	/* A client that never speaks is dropped after --timeout. */
+	h = (struct hostile){.params = NULL};
+	t0 = mono_ms();
+	CHECK_ERR(serve_one(&s, &h), CQP_E_TIMEOUT,
+		  "within 1 s (waiting for its HELLO)");
+	el = mono_ms() - t0;
+	CHECK(el >= 950 && el < 4000);
+	CHECK(h.rc == -CQP_E_PEER_CLOSED);
+
+	/* ...and the listener still takes a good client. */
+	h = (struct hostile){.params = "size=4096\n"};
+	CHECK_OK(serve_one(&s, &h));
+	CHECK(h.rc == 0 && h.got == CQP_MSG_ACCEPT);
+	CHECK(p.size == 4096);
+	cqp_session_close(&s);
+}
+
 int main(void)
 {
 	test_kv_writer();
@@ -896,10 +1164,12 @@ int main(void)
 	test_header();
 	test_round_trip();
 	test_short_reads();
+	test_random_bytes();
 	test_bad_frames();
 	test_close_and_timeout();
 	test_expect();
 	test_hello_barrier();
 	test_tcp();
+	test_session_accept();
 	return check_done("test_oob");
 }
