@@ -120,16 +120,7 @@ fi
 for t in "${tools[@]}"; do
 	[ -x "$bin/$t" ] || {
 		not_ok "$t is built in $bin"
-		# RC and UD ping-pong cross the same wire, so their medians must be alike.
-# Over QEMU's TCP socket netdev, Nagle held each RC reply behind rxe's ACK
-# until a delayed ACK, and RC's p50 was ~60x UD's (23 ms against 0.4 ms).
-p50() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["lat_us"]["p50"])' "$1" 2>/dev/null; }
-rc_p50=$(p50 "$out/client/cq_event_lat.json")
-ud_p50=$(p50 "$out/client/ud_send_lat.json")
-check "RC p50 ($rc_p50 us) within 10x UD's ($ud_p50 us) across the nodes" \
-	python3 -c 'import sys; sys.exit(not float(sys.argv[1]) <= 10 * float(sys.argv[2]))' \
-	"${rc_p50:-inf}" "${ud_p50:-0}"
-echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"
+		echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"
 		exit 1
 	}
 done
