@@ -223,6 +223,24 @@ static void print_report(const struct cqp_bench_ops *ops,
 	fflush(stdout);
 }
 
+/* The completion engine's look at the peer when completions stop
+ * coming (see cqp_comp_watch_peer): a peer that hung up or reported a
+ * failure ends the wait, naming it.  Anything else it sent (its results:
+ * it is done and ours are due) stays for the session to read. */
+static int peer_check(void *arg)
+{
+	struct cqp_session *s = ((struct cqp_run *)arg)->s;
+	struct cqp_oob *o = &s->oob;
+	uint16_t type;
+	int r = cqp_oob_peek(o, &type);
+
+	if (r == 1 && type == CQP_MSG_ERROR)
+		/* Reads the ERROR and fails with the peer's reason. */
+		return cqp_oob_expect(o, CQP_MSG_RESULTS, s->buf,
+				      CQP_OOB_MAX_PAYLOAD, NULL);
+	return r < 0 ? r : 0;
+}
+
 /* One client's whole session, on either side.  Returns 0 or a failure;
  * the report (partial on failure) is printed either way once the run got
  * as far as a device. */
@@ -245,6 +263,8 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 		goto out;
 	}
 	set_up = true;
+	if (run->comp)
+		cqp_comp_watch_peer(run->comp, peer_check, run);
 	if (ops->run_all) {
 		rc = ops->run_all(run, ctx, rows, MAX_STEPS, &nrows);
 		goto out;

@@ -145,6 +145,9 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 			continue;
 		}
 		cqp_bw_add(&bw, now, msgs * size, msgs);
+		/* A UD sender's completions keep coming for a dead peer. */
+		if ((ret = cqp_comp_check_peer(comp, now)) < 0)
+			goto out;
 	}
 	ret = 0;
 	cqp_comp_cost(comp, mine);

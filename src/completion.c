@@ -245,6 +245,56 @@ static int remaining_ms(const struct cqp_comp *c, uint64_t now)
 	return (int)((deadline - now + 999999u) / 1000000u);
 }
 
+/* The peer watch, due after a quiet spell since the last completion or
+ * the last look, whichever is later. */
+static uint64_t peer_due(const struct cqp_comp *c)
+{
+	uint64_t from =
+	    c->last_ns > c->peer_looked_ns ? c->last_ns : c->peer_looked_ns;
+
+	return from + CQP_COMP_PEER_NS;
+}
+
+static int look_at_peer(struct cqp_comp *c, uint64_t now)
+{
+	c->peer_looked_ns = now;
+	return c->peer_check(c->peer_arg);
+}
+
+/* Called when idle, with the clock just read. */
+static int peer_after_silence(struct cqp_comp *c, uint64_t now)
+{
+	if (!c->peer_check || now < peer_due(c))
+		return 0;
+	return look_at_peer(c, now);
+}
+
+int cqp_comp_check_peer(struct cqp_comp *c, uint64_t now_ns)
+{
+	if (!c->peer_check || now_ns < c->peer_looked_ns + CQP_COMP_PEER_NS)
+		return 0;
+	return look_at_peer(c, now_ns);
+}
+
+void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg), void *arg)
+{
+	c->peer_check = check;
+	c->peer_arg = arg;
+	c->peer_looked_ns = 0;
+}
+
+/* A failed completion is often a dead peer seen late (retries ran out):
+ * the peer's own word, when there is one, says more. */
+static int completion_failed(struct cqp_comp *c, int rc)
+{
+	int why;
+
+	if (rc != -CQP_E_COMPLETION || !c->peer_check)
+		return rc;
+	why = c->peer_check(c->peer_arg);
+	return why < 0 ? why : rc;
+}
+
 static int take_event(struct cqp_comp *c, struct ibv_comp_channel *ch)
 {
 	struct ibv_cq *cq;
@@ -282,21 +332,27 @@ static int drain_channel(struct cqp_comp *c, struct ibv_comp_channel *ch)
 static int wait_event(struct cqp_comp *c)
 {
 	for (;;) {
-		uint64_t now = tick(c);
+		uint64_t now = tick(c), wake = 0;
 		int ms = remaining_ms(c, now);
 		int r, got = 0;
 
+		if ((r = peer_after_silence(c, now)) < 0)
+			return r;
 		if (ms == 0)
 			return timed_out(c);
+		if (ms > 0)
+			wake = now + (uint64_t)ms * 1000000u;
+		/* Wake for the next look at the peer too. */
+		if (c->peer_check && (!wake || peer_due(c) < wake))
+			wake = peer_due(c);
 		if (c->epfd < 0) {
 			/* One blocking read per wakeup; the watchdog breaks it
 			 * with EINTR once the deadline passes. */
 			if (!c->wd.running &&
 			    (r = cqp_watchdog_start(&c->wd)) < 0)
 				return r;
-			if (ms > 0)
-				cqp_watchdog_arm(&c->wd,
-						 now + (uint64_t)ms * 1000000u);
+			if (wake)
+				cqp_watchdog_arm(&c->wd, wake);
 			r = got = drain_channel(c, c->chans[0]);
 			cqp_watchdog_disarm(&c->wd);
 			if (got < 0)
@@ -304,6 +360,8 @@ static int wait_event(struct cqp_comp *c)
 		} else {
 			struct epoll_event ev[16];
 
+			if (wake)
+				ms = (int)((wake - now + 999999u) / 1000000u);
 			r = epoll_wait(c->epfd, ev, 16, ms);
 			for (int i = 0; i < r && got >= 0; i++) {
 				int g =
@@ -367,13 +425,19 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 	for (;;) {
 		n = poll_pass(c, wc, max);
 		if (n != 0)
-			return n < 0 ? n : found(c, n);
+			return n < 0 ? completion_failed(c, n) : found(c, n);
 		c->after_wake = false;
 		if (c->cfg.stop && *c->cfg.stop)
 			return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
 		if (c->cfg.mode == CQP_CQ_POLL) {
-			if (++empty % CLOCK_EVERY == 0 &&
-			    remaining_ms(c, tick(c)) == 0)
+			uint64_t now;
+
+			if (++empty % CLOCK_EVERY != 0)
+				continue;
+			now = tick(c);
+			if ((rc = peer_after_silence(c, now)) < 0)
+				return rc;
+			if (remaining_ms(c, now) == 0)
 				return timed_out(c);
 			continue;
 		}
@@ -387,7 +451,7 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 		 * event: look once more before sleeping. */
 		n = poll_pass(c, wc, max);
 		if (n != 0)
-			return n < 0 ? n : found(c, n);
+			return n < 0 ? completion_failed(c, n) : found(c, n);
 		rc = wait_event(c);
 		if (rc < 0)
 			return rc;
@@ -399,15 +463,20 @@ int cqp_comp_reap_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
 		       uint64_t since_ns, uint32_t wait_ms)
 {
 	int saved = c->cfg.timeout_ms, rc;
+	int (*check)(void *) = c->peer_check;
 
 	c->cfg.timeout_ms = wait_ms ? (int)wait_ms : 1;
 	c->last_ns = since_ns;
 	c->progressed = false;
+	/* No looks during the wait (they would wake an idle wait), one
+	 * after it if it ended in silence. */
+	c->peer_check = NULL;
 	rc = cqp_comp_reap(c, wc, max);
+	c->peer_check = check;
 	c->cfg.timeout_ms = saved;
 	if (rc < 0 && cqp_errcode() == CQP_E_TIMEOUT) {
 		cqp_errclear();
-		return 0;
+		return cqp_comp_check_peer(c, cqp_now_ns());
 	}
 	return rc;
 }

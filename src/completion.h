@@ -62,7 +62,15 @@ struct cqp_comp {
 	uint64_t cpu_start_ns, wall_start_ns;
 	struct cqp_watchdog
 	    wd; /* blocking waits: breaks them at the deadline */
+	/* The peer watch (see cqp_comp_watch_peer); NULL: none. */
+	int (*peer_check)(void *arg);
+	void *peer_arg;
+	uint64_t peer_looked_ns; /* the last look */
 };
+
+/* How often the peer watch looks: after this much silence, then at this
+ * pace while the silence lasts. */
+#define CQP_COMP_PEER_NS (200ull * 1000 * 1000)
 
 /* Creates ncq CQs of `depth` entries (and channels when the mode needs
  * them). */
@@ -96,6 +104,21 @@ int cqp_comp_reap_within(struct cqp_comp *c, struct ibv_wc *wc, int max,
  * already read), so the hot path reads no clock. */
 int cqp_comp_reap_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
 		       uint64_t since_ns, uint32_t wait_ms);
+
+/* A dead peer raises no completion: without a look elsewhere a wait for
+ * one ends only at the timeout.  cqp_comp_reap calls check(arg) after
+ * CQP_COMP_PEER_NS without a completion, then at that pace, and when a
+ * completion fails; check returns 0 (the peer is fine as far as it can
+ * tell) or a failure that ends the wait.  reap_within/reap_from look
+ * once when their wait ends in silence, at most every CQP_COMP_PEER_NS
+ * (a silent return stays 0 unless the peer is gone). */
+void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg),
+			 void *arg);
+
+/* The same look at most every CQP_COMP_PEER_NS, silence or not, for
+ * loops that never fall silent (a UD sender's own completions keep
+ * coming when the receiver is gone).  now_ns: a time the caller read. */
+int cqp_comp_check_peer(struct cqp_comp *c, uint64_t now_ns);
 
 /* Zeroes the counters and starts the CPU and wall clocks of the measured
  * phase; cqp_comp_cost() reports them since then. */

@@ -867,3 +867,22 @@ bool cqp_oob_pending(const struct cqp_oob *o)
 
 	return o->fd >= 0 && poll(&pfd, 1, 0) > 0;
 }
+
+int cqp_oob_peek(const struct cqp_oob *o, uint16_t *type)
+{
+	uint8_t hdr[CQP_OOB_HDR_LEN];
+	uint32_t len;
+	ssize_t r;
+
+	if (!cqp_oob_pending(o))
+		return 0;
+	r = recv(o->fd, hdr, sizeof(hdr), MSG_PEEK | MSG_DONTWAIT);
+	if (r == 0 || (r < 0 && errno == ECONNRESET))
+		return cqp_fail(CQP_E_PEER_CLOSED,
+				"peer %s closed the connection mid-run",
+				o->peer);
+	if (r == (ssize_t)sizeof(hdr) &&
+	    cqp_oob_hdr_decode(hdr, type, &len) == 0)
+		return 1;
+	return 0;
+}

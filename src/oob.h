@@ -91,5 +91,9 @@ int cqp_oob_barrier(struct cqp_oob *o, const char *name);
  * read: lets a loop that waits on the network notice its peer.  Never
  * blocks. */
 bool cqp_oob_pending(const struct cqp_oob *o);
+/* The type of the frame waiting on the channel, left unread: 1 with *type
+ * set, 0 when nothing (or not a whole header) waits, CQP_E_PEER_CLOSED
+ * when the peer hung up. */
+int cqp_oob_peek(const struct cqp_oob *o, uint16_t *type);
 
 #endif

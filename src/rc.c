@@ -105,6 +105,9 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
 		return ret;
 	rc->dev_open = true;
 	run->dev = rc->dev.info;
+	ret = cqp_dev_check_limits(&rc->dev, p);
+	if (ret < 0)
+		return ret;
 	run->max_size = rc->dev.port_attr.max_msg_sz < buf_size
 			    ? rc->dev.port_attr.max_msg_sz
 			    : buf_size;

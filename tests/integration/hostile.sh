@@ -7,6 +7,7 @@
 # happened, and a real client run succeeds.
 . "$(dirname "$0")/lib.sh"
 require_device
+prefer_sanitized
 
 TMO=5 # the servers' --timeout: how long a silent client may hold one
 

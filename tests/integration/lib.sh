@@ -24,7 +24,30 @@ cleanup() {
 }
 trap cleanup EXIT
 
-finish() { exit $((CHECKS_FAILED > 0)); }
+# prefer_sanitized: this script's binaries come from the ASan+UBSan build
+# when there is one ($CQPERF_ASAN_BIN): for scripts that feed servers
+# hostile input or fail runs midway, where a memory error would hide.
+# finish then checks that no output holds a sanitizer report.
+SANITIZED=0
+prefer_sanitized() {
+	[ -n "${CQPERF_ASAN_BIN:-}" ] && [ -x "$CQPERF_ASAN_BIN/cq_poll_bw" ] ||
+		return 0
+	CQPERF_BIN=$CQPERF_ASAN_BIN
+	export ASAN_OPTIONS=detect_leaks=1:exitcode=23
+	export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+	SANITIZED=1
+	echo "# binaries: the ASan+UBSan build in $CQPERF_BIN"
+}
+
+finish() {
+	if [ "$SANITIZED" = 1 ]; then
+		local reports
+		reports=$(grep -rlE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$WORK")
+		check "no sanitizer report in any output${reports:+ (see $reports)}" \
+			test -z "$reports" || sed 's/^/# /' $reports | head -40
+	fi
+	exit $((CHECKS_FAILED > 0))
+}
 
 require_device() {
 	if ! ibv_devinfo -d "$DEV" >/dev/null 2>&1; then

@@ -9,6 +9,7 @@
 # (cq_poll_bw_faults.sh has the --max-mem and inline cases of cq_poll_bw.)
 . "$(dirname "$0")/lib.sh"
 require_device
+prefer_sanitized
 
 MAXMEM=16777216 # the servers' --max-mem: 16 MiB
 
