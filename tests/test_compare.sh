@@ -332,6 +332,16 @@ expect "--tol p99=off leaves p99 out" 0 --tol p99=off "$base" "$tmp/p99"
 printf 'p99 = off\n' >"$tmp/tol-off.txt"
 expect "p99 = off in a --tol-file too" 0 --tol-file "$tmp/tol-off.txt" "$base" "$tmp/p99"
 expect "--tol p50=off does not hide p99" 1 --tol p50=off "$base" "$tmp/p99"
+expect "--tol p99@cq_event_lat*=off scopes it to that run" 0 \
+	--tol 'p99@cq_event_lat*=off' "$base" "$tmp/p99"
+expect "--tol p99@ud_*=off leaves cq_event_lat's p99 in" 1 \
+	--tol 'p99@ud_*=off' "$base" "$tmp/p99"
+expect "a scoped limit wins over the plain one" 0 --tol p99=off \
+	--tol 'p99@cq_event_lat*=90' "$base" "$tmp/p99"
+expect "...and applies its own value" 1 --tol p99=off \
+	--tol 'p99@cq_event_lat*=70' "$base" "$tmp/p99"
+printf 'p99 = 10\np99@cq_event_lat.json = off\n' >"$tmp/tol-scope.txt"
+expect "scoped lines in a --tol-file" 0 --tol-file "$tmp/tol-scope.txt" "$base" "$tmp/p99"
 expect "stricter --tol bw=5 fails on noise" 1 --tol bw=5 "$base" "$tmp/noise"
 
 # Other metrics: CPU points, loss points, RDMA CM rates.
