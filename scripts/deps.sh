@@ -9,13 +9,17 @@ build_pkgs=(gcc make autoconf automake libtool pkg-config libibverbs-dev
 runtime_pkgs=(rdma-core ibverbs-utils rdmacm-utils perftest iproute2 kmod)
 # scripts/cqperf-plot draws sweep results with matplotlib.
 plot_pkgs=(python3-matplotlib)
+# The fuzz smoke run (tests/fuzz/smoke.sh): libFuzzer lives in
+# libclang-rt-dev, only a Recommends of clang, which
+# --no-install-recommends skips.
+fuzz_pkgs=(clang libclang-rt-dev)
 # The guest harness (scripts/softroce-guest.sh) boots a distribution kernel
 # under QEMU with a busybox initramfs; apt-get/dpkg-deb fetch the kernel.
 guest_pkgs=(qemu-system-x86 busybox-static cpio)
 
 missing=()
 for p in "${build_pkgs[@]}" "${runtime_pkgs[@]}" "${plot_pkgs[@]}" \
-    "${guest_pkgs[@]}"; do
+    "${fuzz_pkgs[@]}" "${guest_pkgs[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
     [ "$status" = "install ok installed" ] || missing+=("$p")
 done

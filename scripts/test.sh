@@ -77,6 +77,12 @@ add_suite() {
 	fi
 }
 
+# Fuzz smoke: both libFuzzer targets briefly, from a copy of the committed
+# corpus (FUZZ_TIME seconds each, default 20); skipped without clang.
+fz_log=$log/fuzz.log
+"$top/tests/fuzz/smoke.sh" "$top/build-fuzz" 2>&1 | tee "$fz_log"
+add_suite fuzz "$fz_log" "${PIPESTATUS[0]}"
+
 # Integration on soft-RoCE: its checks are counted individually.
 it_log=$log/integration.log
 CQPERF_PASS_ENV="CQPERF_ASAN_BIN" CQPERF_ASAN_BIN="$top/build-asan/src" \
@@ -89,4 +95,10 @@ add_suite integration "$it_log" "${PIPESTATUS[0]}"
 tn_log=$log/twonode.log
 "$top/tests/twonode/run.sh" "$top/build/src" 2>&1 | tee "$tn_log"
 add_suite two-node "$tn_log" "${PIPESTATUS[0]}"
+
+# The regression gate users run in their CI (scripts/cqperf-regress against
+# the committed ci/baseline), and proof that it catches planted regressions.
+rg_log=$log/regress.log
+"$top/tests/regress/run.sh" "$top/build/src" 2>&1 | tee "$rg_log"
+add_suite regress-gate "$rg_log" "${PIPESTATUS[0]}"
 summary
