@@ -183,10 +183,17 @@ int cm_client_event(void *arg, const struct cqp_cm_ev *ev)
 		cm_destroy_conn(c, k);
 		return finish(c, &c->failed);
 	case RDMA_CM_EVENT_DISCONNECTED:
-		if (c->phase != PH_DISCONNECT || !k->established)
+		if (c->phase != PH_DISCONNECT || !k->established) {
+			uint16_t type;
+			/* A server that died closed its channel too: say so. */
+			int r = cqp_oob_peek(&c->run->s->oob, &type);
+
+			if (r < 0)
+				return r;
 			return cqp_fail(CQP_E_PROTO,
-					"the server dropped connection %u",
-					k->seq);
+					"the server %s dropped connection %u",
+					c->run->s->oob.peer, k->seq);
+		}
 		k->established = false;
 		cm_destroy_conn(c, k);
 		return finish(c, &c->disconnected);
