@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -284,15 +285,26 @@ void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg), void *arg)
 }
 
 /* A failed completion is often a dead peer seen late (retries ran out):
- * the peer's own word, when there is one, says more. */
+ * then that is the cause.  A peer that only reported a failure of its
+ * own may be telling of ours, so both are said. */
 static int completion_failed(struct cqp_comp *c, int rc)
 {
+	char ours[256], theirs[256];
 	int why;
 
 	if (rc != -CQP_E_COMPLETION || !c->peer_check)
 		return rc;
+	snprintf(ours, sizeof(ours), "%s", cqp_errmsg());
 	why = c->peer_check(c->peer_arg);
-	return why < 0 ? why : rc;
+	if (why == -CQP_E_PEER_CLOSED)
+		return why;
+	if (why < 0) {
+		/* copied: cqp_fail formats into the buffer cqp_errmsg reads */
+		snprintf(theirs, sizeof(theirs), "%s", cqp_errmsg());
+		return cqp_fail(CQP_E_COMPLETION, "%s; the peer said: %s", ours,
+				theirs);
+	}
+	return cqp_fail(CQP_E_COMPLETION, "%s", ours);
 }
 
 static int take_event(struct cqp_comp *c, struct ibv_comp_channel *ch)

@@ -108,10 +108,10 @@ int cqp_comp_reap_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
 /* A dead peer raises no completion: without a look elsewhere a wait for
  * one ends only at the timeout.  cqp_comp_reap calls check(arg) after
  * CQP_COMP_PEER_NS without a completion, then at that pace, and when a
- * completion fails; check returns 0 (the peer is fine as far as it can
- * tell) or a failure that ends the wait.  reap_within/reap_from look
- * once when their wait ends in silence, at most every CQP_COMP_PEER_NS
- * (a silent return stays 0 unless the peer is gone). */
+ * completion fails (cqp_comp_reap only); check returns 0 (the peer is fine as
+ * far as it can tell) or a failure that ends the wait.  reap_within/reap_from
+ * look once when their wait ends in silence, at most every CQP_COMP_PEER_NS (a
+ * silent return stays 0 unless the peer is gone). */
 void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg),
 			 void *arg);
 

@@ -873,16 +873,24 @@ int cqp_oob_peek(const struct cqp_oob *o, uint16_t *type)
 	uint8_t hdr[CQP_OOB_HDR_LEN];
 	uint32_t len;
 	ssize_t r;
+	int ret;
 
 	if (!cqp_oob_pending(o))
 		return 0;
+	/* A frame left waiting (the peer's results) is seen again at every
+	 * look and hides a close behind it; the session reads both soon. */
 	r = recv(o->fd, hdr, sizeof(hdr), MSG_PEEK | MSG_DONTWAIT);
-	if (r == 0 || (r < 0 && errno == ECONNRESET))
+	if (r < 0 &&
+	    (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 0;
+	if (r <= 0)
 		return cqp_fail(CQP_E_PEER_CLOSED,
-				"peer %s closed the connection mid-run",
-				o->peer);
-	if (r == (ssize_t)sizeof(hdr) &&
-	    cqp_oob_hdr_decode(hdr, type, &len) == 0)
-		return 1;
-	return 0;
+				"peer %s closed the connection mid-run%s%s",
+				o->peer, r < 0 ? ": " : "",
+				r < 0 ? strerror(errno) : "");
+	if (r < (ssize_t)sizeof(hdr))
+		return 0;
+	/* garbage: the session would fail on it, so fail now, naming it */
+	ret = cqp_oob_hdr_decode(hdr, type, &len);
+	return ret < 0 ? ret : 1;
 }

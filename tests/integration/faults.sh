@@ -93,7 +93,9 @@ server_killed() {
 	start_server "$tool:sk" "$port" --timeout 30 ||
 		not_ok "$tool: server listens"
 	long_run "$tool"
-	client_bg "$tool-sk" "$tool" "$port" --timeout "$TO" "${RUN[@]}" \
+	# A long --timeout: the client must notice the dead peer, not its
+	# own deadline.
+	client_bg "$tool-sk" "$tool" "$port" --timeout 15 "${RUN[@]}" \
 		--output json
 	wait_running "$base"
 	kill -9 "$SERVER_PID"
@@ -102,8 +104,8 @@ server_killed() {
 	SERVER_PID=
 	reap "$CLIENT_PID" "$fault" 20
 	CLIENT_PID=
-	check "$tool, server killed: client exits 1 (got $RC) within its $TO s timeout (took $(secs $TOOK) s)" \
-		test "$RC" -eq 1 -a "$TOOK" -le $(((TO + 2) * 1000)) ||
+	check "$tool, server killed: client exits 1 (got $RC) at once, long before its 15 s timeout (took $(secs $TOOK) s)" \
+		test "$RC" -eq 1 -a "$TOOK" -le 4000 ||
 		show "$WORK/$tool-sk.err"
 	check "$tool, server killed: the message names the peer" \
 		grep -q "$ADDR:$port" "$WORK/$tool-sk.err" ||
@@ -309,7 +311,6 @@ sigint ud_send_bw
 sigint ud_send_lat
 sigint cm_event_stress
 
-check "nothing of ours still runs" test -z "$(jobs -pr)"
 check "the device holds what it held at the start ('$baseline')" \
 	test "$(res_line)" = "$baseline"
 echo "# faults took $(secs $(($(now_ms) - start))) s"

@@ -34,7 +34,7 @@ prefer_sanitized() {
 		return 0
 	CQPERF_BIN=$CQPERF_ASAN_BIN
 	export ASAN_OPTIONS=detect_leaks=1:exitcode=23
-	export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+	export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=23
 	SANITIZED=1
 	echo "# binaries: the ASan+UBSan build in $CQPERF_BIN"
 }
@@ -43,8 +43,11 @@ finish() {
 	if [ "$SANITIZED" = 1 ]; then
 		local reports
 		reports=$(grep -rlE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$WORK")
-		check "no sanitizer report in any output${reports:+ (see $reports)}" \
-			test -z "$reports" || sed 's/^/# /' $reports | head -40
+		check "no sanitizer report in any output" test -z "$reports" ||
+			while read -r f; do
+				echo "# $f:"
+				sed 's/^/# /' "$f" | head -20
+			done <<<"$reports"
 	fi
 	exit $((CHECKS_FAILED > 0))
 }

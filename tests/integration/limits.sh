@@ -54,6 +54,8 @@ limit() {
 		$(iters "$tool") "${args[@]}" "$ADDR" >/dev/null \
 		2>"$WORK/limit.err"
 	rc=$?
+	# kept for finish's look for sanitizer reports
+	cat "$WORK/limit.err" >>"$WORK/limit-all.err"
 	[ "$rc" -eq "$want" ] || ok=false
 	for n in "${needles[@]}"; do
 		grep -qF -- "$n" "$WORK/limit.err" || ok=false
@@ -141,6 +143,7 @@ for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat; do
 	"$CQPERF_BIN/$tool" -d "$DEV" -p "$port" --timeout 20 \
 		$(good_args "$tool") --output json "$ADDR" >"$WORK/good.json" \
 		2>"$WORK/good.err"
+	cat "$WORK/good.err" >>"$WORK/good-all.err"
 	check "$tool: the server serves a good client after all that" \
 		json_check "$WORK/good.json" '"error" not in d and
 		 r["iterations"] == 100' || show "$WORK/good.err" "$serr"
