@@ -471,6 +471,19 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 	}
 }
 
+int cqp_comp_reap_sends(struct cqp_comp *c, struct ibv_wc *wc, int max)
+{
+	uint32_t mode = c->cfg.mode;
+	int n;
+
+	if (!c->cfg.solicited)
+		return cqp_comp_reap(c, wc, max);
+	c->cfg.mode = CQP_CQ_POLL;
+	n = cqp_comp_reap(c, wc, max);
+	c->cfg.mode = mode;
+	return n;
+}
+
 int cqp_comp_reap_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
 		       uint64_t since_ns, uint32_t wait_ms)
 {

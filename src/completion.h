@@ -94,6 +94,10 @@ int cqp_comp_moderate(struct cqp_comp *c, uint32_t count, uint32_t usec);
  * completion for cfg.timeout_ms is CQP_E_TIMEOUT; *cfg.stop set is
  * CQP_E_INTERRUPTED. */
 int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max);
+/* The same for completions that raise no solicited event (our own
+ * sends): armed for solicited events only (--solicited), a sleep would
+ * last until the deadline, so it spins instead. */
+int cqp_comp_reap_sends(struct cqp_comp *c, struct ibv_wc *wc, int max);
 
 /* Like cqp_comp_reap, but returns 0 when no completion arrived within
  * wait_ms (the blocking event wait notices within the watchdog's 50 ms

@@ -102,13 +102,15 @@ static int wait_recv(struct lat_ctx *c, uint32_t *imm)
 	return 0;
 }
 
-/* The send queue must not fill with completions nobody reaped yet. */
+/* The send queue must not fill with completions nobody reaped yet.
+ * Only sends are awaited here, which wake no one armed for solicited
+ * events: hence reap_sends. */
 static int make_room(struct lat_ctx *c, uint32_t tx_depth)
 {
 	struct ibv_wc wc[REAP_MAX];
 
 	while (c->outstanding >= tx_depth) {
-		int n = cqp_comp_reap(&c->rc.comp, wc, REAP_MAX);
+		int n = cqp_comp_reap_sends(&c->rc.comp, wc, REAP_MAX);
 
 		if (n < 0)
 			return n;

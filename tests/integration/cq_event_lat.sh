@@ -138,4 +138,24 @@ check "stalled server: blocked client exits 1 (got $rc)" test "$rc" -eq 1 ||
 check "stalled server: within the 3 s timeout (took $took s)" test "$took" -le 8
 check "stalled server: says no completion came" \
 	grep -q "no completion for 3 s" "$WORK/stall.err"
+
+# --solicited arms for solicited events only, and our own sends raise
+# none: a side that slept waiting for its last send's completion at the end
+# of a step stalled until --timeout (1 run in 3 under load).  Steps end
+# often with -a; ten runs catch a regression most of the time.
+port=$(next_port)
+start_server cq_event_lat "$port" --persistent --timeout 20 ||
+	not_ok "server listens"
+stalls=0
+for i in $(seq 1 10); do
+	"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 5 -a -n 3 \
+		--warmup 1 --cq-mode event --nonblock --solicited --ack-batch 8 \
+		"$ADDR" >/dev/null 2>"$WORK/sol.err" || {
+		stalls=$((stalls + 1))
+		cp "$WORK/sol.err" "$WORK/sol-$i.err"
+	}
+done
+stop_server
+check "--solicited -a: ten runs end without a stall ($stalls stalled)" \
+	test "$stalls" -eq 0 || show "$WORK"/sol-*.err
 finish
