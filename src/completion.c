@@ -473,13 +473,20 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 
 int cqp_comp_reap_sends(struct cqp_comp *c, struct ibv_wc *wc, int max)
 {
+	return cqp_comp_reap_sends_from(c, wc, max, 0, 0);
+}
+
+int cqp_comp_reap_sends_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
+			     uint64_t since_ns, uint32_t wait_ms)
+{
 	uint32_t mode = c->cfg.mode;
 	int n;
 
-	if (!c->cfg.solicited)
-		return cqp_comp_reap(c, wc, max);
-	c->cfg.mode = CQP_CQ_POLL;
-	n = cqp_comp_reap(c, wc, max);
+	/* Polling mode keeps the deadline and the look at the peer. */
+	if (c->cfg.solicited)
+		c->cfg.mode = CQP_CQ_POLL;
+	n = since_ns ? cqp_comp_reap_from(c, wc, max, since_ns, wait_ms)
+		     : cqp_comp_reap(c, wc, max);
 	c->cfg.mode = mode;
 	return n;
 }

@@ -98,6 +98,9 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max);
  * sends): armed for solicited events only (--solicited), a sleep would
  * last until the deadline, so it spins instead. */
 int cqp_comp_reap_sends(struct cqp_comp *c, struct ibv_wc *wc, int max);
+/* reap_from's counterpart (since_ns 0: no wait limit, as reap_sends). */
+int cqp_comp_reap_sends_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
+			     uint64_t since_ns, uint32_t wait_ms);
 
 /* Like cqp_comp_reap, but returns 0 when no completion arrived within
  * wait_ms (the blocking event wait notices within the watchdog's 50 ms

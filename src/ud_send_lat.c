@@ -97,13 +97,16 @@ static int check_payload(const struct cqp_ud *ud, const struct ibv_wc *wc,
 /* Reaps until wait_ms after since_ns: send completions are retired,
  * receives handed back through *got and queued for reposting, which the
  * caller does once the latency-critical step is done.  Returns how many
- * completions of either kind were reaped, 0 on silence. */
+ * completions of either kind were reaped, 0 on silence.  sends: only our
+ * sends are awaited, which wake no one armed for solicited events. */
 static int reap(struct lat_ctx *c, uint64_t since_ns, uint32_t wait_ms,
-		uint32_t size, struct ibv_wc *got, int *ngot)
+		uint32_t size, struct ibv_wc *got, int *ngot, bool sends)
 {
 	struct ibv_wc wc[REAP_MAX];
-	int n =
-	    cqp_comp_reap_from(&c->ud.comp, wc, REAP_MAX, since_ns, wait_ms);
+	int n = sends ? cqp_comp_reap_sends_from(&c->ud.comp, wc, REAP_MAX,
+						 since_ns, wait_ms)
+		      : cqp_comp_reap_from(&c->ud.comp, wc, REAP_MAX, since_ns,
+					   wait_ms);
 
 	*ngot = 0;
 	for (int k = 0; k < n; k++) {
@@ -130,7 +133,7 @@ static int make_room(struct lat_ctx *c, uint32_t room, uint32_t size,
 	int ngot;
 
 	while (c->outstanding + room > tx_depth) {
-		int rc = reap(c, cqp_now_ns(), 1000, size, got, &ngot);
+		int rc = reap(c, cqp_now_ns(), 1000, size, got, &ngot, true);
 
 		if (rc < 0)
 			return rc;
@@ -149,7 +152,7 @@ static int wait_pong(struct lat_ctx *c, uint32_t imm, uint32_t size,
 	int ngot;
 
 	for (;;) {
-		int rc = reap(c, t0, wait_ms, size, got, &ngot);
+		int rc = reap(c, t0, wait_ms, size, got, &ngot, false);
 
 		if (rc <= 0)
 			return rc;
@@ -264,7 +267,8 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	cqp_comp_begin(&c->ud.comp);
 	for (;;) {
 		/* The clock is read after each pong, never before one. */
-		rc = reap(c, since, QUIET_MS, (uint32_t)size, got, &ngot);
+		rc =
+		    reap(c, since, QUIET_MS, (uint32_t)size, got, &ngot, false);
 		if (rc < 0)
 			return rc;
 		if (rc == 0) {
