@@ -471,22 +471,33 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 	}
 }
 
+/* For a wait on our own sends: poll instead of sleeping on a channel
+ * armed for solicited events only (polling keeps the deadline and the
+ * look at the peer).  Returns the mode to restore. */
+static uint32_t spin_for_sends(struct cqp_comp *c)
+{
+	uint32_t mode = c->cfg.mode;
+
+	if (c->cfg.solicited)
+		c->cfg.mode = CQP_CQ_POLL;
+	return mode;
+}
+
 int cqp_comp_reap_sends(struct cqp_comp *c, struct ibv_wc *wc, int max)
 {
-	return cqp_comp_reap_sends_from(c, wc, max, 0, 0);
+	uint32_t mode = spin_for_sends(c);
+	int n = cqp_comp_reap(c, wc, max);
+
+	c->cfg.mode = mode;
+	return n;
 }
 
 int cqp_comp_reap_sends_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
 			     uint64_t since_ns, uint32_t wait_ms)
 {
-	uint32_t mode = c->cfg.mode;
-	int n;
+	uint32_t mode = spin_for_sends(c);
+	int n = cqp_comp_reap_from(c, wc, max, since_ns, wait_ms);
 
-	/* Polling mode keeps the deadline and the look at the peer. */
-	if (c->cfg.solicited)
-		c->cfg.mode = CQP_CQ_POLL;
-	n = since_ns ? cqp_comp_reap_from(c, wc, max, since_ns, wait_ms)
-		     : cqp_comp_reap(c, wc, max);
 	c->cfg.mode = mode;
 	return n;
 }

@@ -98,7 +98,7 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max);
  * sends): armed for solicited events only (--solicited), a sleep would
  * last until the deadline, so it spins instead. */
 int cqp_comp_reap_sends(struct cqp_comp *c, struct ibv_wc *wc, int max);
-/* reap_from's counterpart (since_ns 0: no wait limit, as reap_sends). */
+/* reap_from's counterpart. */
 int cqp_comp_reap_sends_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
 			     uint64_t since_ns, uint32_t wait_ms);
 

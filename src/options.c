@@ -157,6 +157,12 @@ enum { MAXOPT = 64 };
 _Static_assert(sizeof(cqp_options) / sizeof(cqp_options[0]) <= MAXOPT + 1,
 	       "the option table outgrew cqp_params_parse's arrays");
 
+uint32_t cqp_params_cq_depth(const struct cqp_params *p)
+{
+	/* Both at most 32768 (the table's bounds): no overflow. */
+	return p->cq_depth ? p->cq_depth : p->tx_depth + p->rx_depth;
+}
+
 const char *cqp_tool_name(enum cqp_tool tool)
 {
 	switch (tool) {

@@ -136,6 +136,8 @@ const char *cqp_cm_mode_name(uint32_t mode);
 
 /* Default values for every field. */
 void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool);
+/* Entries of each CQ: --cq-depth, else both queues of one QP. */
+uint32_t cqp_params_cq_depth(const struct cqp_params *p);
 
 enum cqp_parse_result {
 	CQP_PARSE_OK = 0,

@@ -95,7 +95,7 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
 	const struct cqp_params *p = run->p;
 	uint64_t buf_size = cqp_rc_buf_size(p);
 	struct cqp_comp_cfg cfg;
-	uint32_t depth = p->cq_depth ? p->cq_depth : p->tx_depth + p->rx_depth;
+	uint32_t depth = cqp_params_cq_depth(p);
 	int ret;
 
 	memset(rc, 0, sizeof(*rc));

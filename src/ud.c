@@ -512,7 +512,7 @@ int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
 		 bool receiver)
 {
 	const struct cqp_params *p = run->p;
-	uint32_t depth = p->cq_depth ? p->cq_depth : p->tx_depth + p->rx_depth;
+	uint32_t depth = cqp_params_cq_depth(p);
 	struct cqp_comp_cfg cfg;
 	enum ibv_mtu mtu;
 	int rc;

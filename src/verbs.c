@@ -204,9 +204,7 @@ void cqp_dev_close(struct cqp_dev *d)
 int cqp_dev_check_limits(const struct cqp_dev *d, const struct cqp_params *p)
 {
 	const struct ibv_device_attr *a = &d->attr;
-	/* What rc.c and ud.c give each CQ: both queues of one QP. */
-	uint64_t cqe =
-	    p->cq_depth ? p->cq_depth : (uint64_t)p->tx_depth + p->rx_depth;
+	uint32_t cqe = cqp_params_cq_depth(p);
 
 	if (a->max_qp > 0 && p->qps > (uint32_t)a->max_qp)
 		return cqp_fail(CQP_E_USAGE,
@@ -227,14 +225,14 @@ int cqp_dev_check_limits(const struct cqp_dev *d, const struct cqp_params *p)
 		return cqp_fail(CQP_E_USAGE,
 				"--rx-depth %u exceeds the max_qp_wr %d of %s",
 				p->rx_depth, a->max_qp_wr, d->info.name);
-	if (p->cq_depth && cqe > (uint64_t)a->max_cqe)
+	if (p->cq_depth && cqe > (uint32_t)a->max_cqe)
 		return cqp_fail(CQP_E_USAGE,
 				"--cq-depth %u exceeds the max_cqe %d of %s",
 				p->cq_depth, a->max_cqe, d->info.name);
-	if (cqe > (uint64_t)a->max_cqe)
+	if (cqe > (uint32_t)a->max_cqe)
 		return cqp_fail(CQP_E_USAGE,
 				"--tx-depth %u + --rx-depth %u make a CQ of "
-				"%" PRIu64 " entries, above the max_cqe %d of "
+				"%" PRIu32 " entries, above the max_cqe %d of "
 				"%s: lower them, or set --cq-depth",
 				p->tx_depth, p->rx_depth, cqe, a->max_cqe,
 				d->info.name);
