@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "error.h"
 #include "kv.h"
 
@@ -157,17 +158,13 @@ static int measure_idle(struct cqp_run *run, struct cqp_cost *mine)
 
 	if (rc < 0)
 		return rc;
-	rc = cqp_comp_idle(run->comp, run->p->idle_sec, &mine->idle_cpu_pct);
-	if (rc < 0)
-		return rc;
-	mine->has_idle = true;
-	return 0;
+	return cqp_comp_idle(run->comp, run->p->idle_sec, mine);
 }
 
 static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 		    void *ctx, const struct step *st, struct cqp_row *row)
 {
-	char rec[2048];
+	char rec[4096];
 	struct cqp_kv_writer w;
 	struct cqp_cost mine, theirs;
 	const char *text;
@@ -263,8 +260,12 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 		goto out;
 	}
 	set_up = true;
-	if (run->comp)
+	if (run->comp) {
 		cqp_comp_watch_peer(run->comp, peer_check, run);
+		cqp_comp_account_peer(run->comp, run->s->oob.peer_local
+						     ? run->s->oob.peer_pid
+						     : 0);
+	}
 	if (ops->run_all) {
 		rc = ops->run_all(run, ctx, rows, MAX_STEPS, &nrows);
 		goto out;
@@ -380,6 +381,8 @@ int cqp_bench_main(const struct cqp_bench_ops *ops, int argc, char **argv)
 
 	if (rc == CQP_PARSE_HELP || rc == CQP_PARSE_VERSION)
 		return 0;
+	if (rc == 0)
+		rc = cqp_clock_init(p.clock);
 	if (rc == 0)
 		rc = install_signals();
 	if (rc == 0)

@@ -112,6 +112,7 @@ int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
 		}
 	}
 	c->last_ns = cqp_now_ns();
+	cqp_acct_init(&c->acct, cfg->cpu);
 	return 0;
 fail:
 	cqp_comp_destroy(c);
@@ -142,6 +143,7 @@ void cqp_comp_destroy(struct cqp_comp *c)
 		if (c->chans[i])
 			ibv_destroy_comp_channel(c->chans[i]);
 	cqp_watchdog_stop(&c->wd);
+	cqp_acct_free(&c->acct);
 	if (c->epfd >= 0)
 		close(c->epfd);
 	free(c->cqs);
@@ -533,21 +535,16 @@ int cqp_comp_reap_within(struct cqp_comp *c, struct ibv_wc *wc, int max,
 void cqp_comp_begin(struct cqp_comp *c)
 {
 	memset(&c->cnt, 0, sizeof(c->cnt));
-	c->cpu_start_ns = cqp_thread_cpu_ns();
-	c->wall_start_ns = cqp_now_ns();
-	c->last_ns = c->wall_start_ns;
+	cqp_acct_begin(&c->acct);
+	c->last_ns = cqp_now_ns();
 	c->progressed = false;
 }
 
 void cqp_comp_cost(const struct cqp_comp *c, struct cqp_cost *out)
 {
-	uint64_t wall = cqp_now_ns() - c->wall_start_ns;
-	uint64_t cpu = cqp_thread_cpu_ns() - c->cpu_start_ns;
-
 	memset(out, 0, sizeof(*out));
 	out->valid = true;
-	out->seconds = (double)wall / 1e9;
-	out->cpu_pct = wall ? 100.0 * (double)cpu / (double)wall : 0.0;
+	cqp_acct_end(&c->acct, out);
 	out->completions = c->cnt.completions;
 	out->polls = c->cnt.polls;
 	out->empty_polls = c->cnt.empty_polls;
@@ -570,8 +567,14 @@ void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
 	cfg->nonblock = p->nonblock;
 	cfg->channel_per_cq = p->channel_per_cq;
 	cfg->comp_vector = p->comp_vector;
+	cfg->cpu = p->cpu;
 	cfg->timeout_ms = (int)p->timeout_s * 1000;
 	cfg->stop = stop;
+}
+
+void cqp_comp_account_peer(struct cqp_comp *c, int pid)
+{
+	cqp_acct_set_peer(&c->acct, pid);
 }
 
 void cqp_comp_set_mode(struct cqp_comp *c, uint32_t mode)
@@ -579,21 +582,24 @@ void cqp_comp_set_mode(struct cqp_comp *c, uint32_t mode)
 	c->cfg.mode = mode;
 }
 
-int cqp_comp_idle(struct cqp_comp *c, unsigned seconds, double *cpu_pct)
+int cqp_comp_idle(struct cqp_comp *c, unsigned seconds, struct cqp_cost *out)
 {
 	struct ibv_wc wc[4];
-	uint64_t cpu0 = cqp_thread_cpu_ns(), t0 = cqp_now_ns(), wall;
-	/* The wait ends by the no-progress deadline, which is the point. */
-	int rc = cqp_comp_reap_within(c, wc, 4, seconds * 1000u);
+	struct cqp_cpu_acct a;
+	int rc;
 
+	/* Its own window: the measured phase's stays as it was. */
+	cqp_acct_init(&a, c->cfg.cpu);
+	cqp_acct_begin_self(&a);
+	/* The wait ends by the no-progress deadline, which is the point. */
+	rc = cqp_comp_reap_within(c, wc, 4, seconds * 1000u);
 	if (rc > 0)
 		return cqp_fail(CQP_E_PROTO, "a completion arrived while the "
 					     "connection should be idle");
 	if (rc < 0)
 		return rc;
-	wall = cqp_now_ns() - t0;
-	*cpu_pct =
-	    wall ? 100.0 * (double)(cqp_thread_cpu_ns() - cpu0) / (double)wall
-		 : 0.0;
+	cqp_acct_thread(&a, &out->idle_cpu_pct, &out->idle_cpu_user_pct,
+			&out->idle_cpu_sys_pct);
+	out->has_idle = true;
 	return 0;
 }

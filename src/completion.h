@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cpuacct.h"
 #include "report.h"
 #include "watchdog.h"
 
@@ -30,6 +31,7 @@ struct cqp_comp_cfg {
 	bool nonblock;	     /* O_NONBLOCK channels served with epoll */
 	bool channel_per_cq; /* else all CQs share one channel */
 	uint32_t comp_vector;
+	int cpu; /* --cpu: its irq and softirq are reported; -1 none */
 	int timeout_ms; /* no completion for this long: CQP_E_TIMEOUT */
 	volatile sig_atomic_t *stop; /* set by a signal handler; may be NULL */
 };
@@ -59,7 +61,7 @@ struct cqp_comp {
 	uint64_t last_ns; /* time of the last completion (or start) */
 	bool progressed;  /* completions since the clock was last read */
 	struct cqp_comp_counters cnt;
-	uint64_t cpu_start_ns, wall_start_ns;
+	struct cqp_cpu_acct acct; /* the measured phase's CPU */
 	struct cqp_watchdog
 	    wd; /* blocking waits: breaks them at the deadline */
 	/* The peer watch (see cqp_comp_watch_peer); NULL: none. */
@@ -128,7 +130,7 @@ void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg),
 int cqp_comp_check_peer(struct cqp_comp *c, uint64_t now_ns);
 
 /* Zeroes the counters and starts the CPU and wall clocks of the measured
- * phase; cqp_comp_cost() reports them since then. */
+ * phase; cqp_comp_cost() reports them since then (cpuacct.h). */
 void cqp_comp_begin(struct cqp_comp *c);
 void cqp_comp_cost(const struct cqp_comp *c, struct cqp_cost *out);
 
@@ -140,12 +142,17 @@ void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
 			      const struct cqp_params *p, bool receiver,
 			      volatile sig_atomic_t *stop);
 
+/* The peer runs on this machine as process pid (0: elsewhere): its CPU
+ * is not counted as other processes' load. */
+void cqp_comp_account_peer(struct cqp_comp *c, int pid);
+
 /* Switches the reaping mode of the same CQs between measured phases. */
 void cqp_comp_set_mode(struct cqp_comp *c, uint32_t mode);
 
 /* Waits `seconds` with no traffic, in the current mode, and reports the
- * thread's CPU share meanwhile: what idling costs in that mode.  A
- * completion arriving meanwhile is a protocol failure. */
-int cqp_comp_idle(struct cqp_comp *c, unsigned seconds, double *cpu_pct);
+ * thread's CPU share meanwhile (and its user/system split) in out's idle
+ * figures: what idling costs in that mode.  A completion arriving
+ * meanwhile is a protocol failure. */
+int cqp_comp_idle(struct cqp_comp *c, unsigned seconds, struct cqp_cost *out);
 
 #endif

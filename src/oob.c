@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpuacct.h"
 #include "error.h"
 #include "kv.h"
 
@@ -787,9 +788,9 @@ static int fail_in(const char *what, const char *peer)
 
 int cqp_oob_hello(struct cqp_oob *o, const char *tool, const char *version)
 {
-	char buf[SMALL_PAYLOAD], ptool[128], pver[128];
+	char buf[SMALL_PAYLOAD], ptool[128], pver[128], boot[64], pboot[64];
 	struct cqp_kv_writer w;
-	uint64_t proto;
+	uint64_t proto, pid = 0;
 	uint32_t len;
 	int rc;
 
@@ -797,6 +798,11 @@ int cqp_oob_hello(struct cqp_oob *o, const char *tool, const char *version)
 	cqp_kv_add_u64(&w, "proto", CQP_OOB_VERSION);
 	cqp_kv_add_str(&w, "tool", tool);
 	cqp_kv_add_str(&w, "version", version);
+	/* Who we are on which machine: a peer on the same one is no
+	 * noise in the other's CPU accounting. */
+	cqp_boot_id(boot, sizeof(boot));
+	cqp_kv_add_str(&w, "boot_id", boot);
+	cqp_kv_add_u64(&w, "pid", (uint64_t)getpid());
 	if (w.overflow)
 		return cqp_fail(CQP_E_PROTO,
 				"cannot encode hello for tool \"%s\" version "
@@ -828,6 +834,17 @@ int cqp_oob_hello(struct cqp_oob *o, const char *tool, const char *version)
 		return cqp_fail(CQP_E_VERSION,
 				"peer %s runs %s %s, we run %s %s", o->peer,
 				ptool, pver, tool, version);
+	/* Optional: without them the peer counts as remote. */
+	o->peer_local = false;
+	o->peer_pid = 0;
+	if (boot[0] &&
+	    cqp_kv_get_str(buf, len, "boot_id", pboot, sizeof(pboot)) == 0 &&
+	    cqp_kv_get_u64(buf, len, "pid", &pid) == 0 && pid > 0 &&
+	    pid <= INT32_MAX && strcmp(boot, pboot) == 0) {
+		o->peer_local = true;
+		o->peer_pid = (int)pid;
+	}
+	cqp_errclear();
 	return 0;
 }
 

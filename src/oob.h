@@ -36,6 +36,10 @@ struct cqp_oob {
 	int fd;
 	int timeout_ms; /* deadline for each wait; <= 0 waits forever */
 	char peer[96];	/* "host:port" for messages */
+	/* From the hello: the peer runs on this machine (the same
+	 * boot_id) as process peer_pid. */
+	bool peer_local;
+	int peer_pid;
 };
 
 /* Server side: listen on all addresses (IPv4 and IPv6) at port. */

@@ -32,6 +32,9 @@
 static const char *const cq_mode_words[] = {"poll", "event", "hybrid", NULL};
 static const char *const output_words[] = {"human", "json", "csv", NULL};
 static const char *const cm_mode_words[] = {"block", "nonblock", "batch", NULL};
+/* In the order of enum cqp_clock_mode. */
+static const char *const clock_words[] = {"auto", "tsc", "monotonic",
+					  "force-tsc", NULL};
 #define CM CQP_TOOL_CM_EVENT_STRESS
 
 /* clang-format off */
@@ -144,6 +147,8 @@ const struct cqp_option cqp_options[] = {
 	 "completion vector (interrupt) for the CQs", RDMA_TOOLS, 0},
 	{"cpu", 0, CQP_OPT_I32, OFF(cpu), 0, 0, 4095, NULL, "CPU",
 	 "pin the benchmark thread to this CPU", ALL, 0},
+	{"clock", 0, CQP_OPT_ENUM, OFF(clock), 0, 0, 3, clock_words, "SRC",
+	 "timestamp source: the TSC where it is invariant (auto), always (tsc, force-tsc: without the check), or clock_gettime (monotonic)", ALL, 0},
 	{"help", 'h', CQP_OPT_HELP, 0, 0, 0, 0, NULL, NULL,
 	 "print this help and exit", ALL, 0},
 	{"version", 'V', CQP_OPT_VERSION, 0, 0, 0, 0, NULL, NULL,

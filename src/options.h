@@ -39,6 +39,7 @@ struct cqp_params {
 	uint32_t timeout_s;   /* deadline for each wait on the peer */
 	bool persistent;      /* server: keep serving clients */
 	int32_t cpu;	      /* -1 = no pinning */
+	uint32_t clock;	      /* enum cqp_clock_mode */
 	uint32_t comp_vector; /* completion vector for the CQs */
 	uint32_t output;      /* enum cqp_output */
 	bool report_gbits;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "error.h"
 #include "json.h"
 #include "kv.h"
@@ -16,7 +17,7 @@
 
 /* ---- one description of the cost record, for JSON, CSV and kv ---- */
 
-enum field_type { FIELD_DOUBLE, FIELD_U64, FIELD_U32 };
+enum field_type { FIELD_DOUBLE, FIELD_U64, FIELD_U32, FIELD_BOOL };
 
 static const struct cost_field {
 	const char *key;
@@ -38,6 +39,17 @@ static const struct cost_field {
 	}
     REQ("cpu_pct", FIELD_DOUBLE, cpu_pct),
     REQ("seconds", FIELD_DOUBLE, seconds),
+    REQ("cpu_user_pct", FIELD_DOUBLE, cpu_user_pct),
+    REQ("cpu_sys_pct", FIELD_DOUBLE, cpu_sys_pct),
+    REQ("proc_cpu_pct", FIELD_DOUBLE, proc_cpu_pct),
+    OPT("sys_busy_pct", FIELD_DOUBLE, sys_busy_pct, has_sys),
+    OPT("sys_irq_pct", FIELD_DOUBLE, sys_irq_pct, has_sys),
+    OPT("sys_softirq_pct", FIELD_DOUBLE, sys_softirq_pct, has_sys),
+    OPT("sys_kthread_pct", FIELD_DOUBLE, sys_kthread_pct, has_sys),
+    OPT("others_busy_pct", FIELD_DOUBLE, others_busy_pct, has_sys),
+    OPT("noisy", FIELD_BOOL, noisy, has_sys),
+    OPT("cpu_irq_pct", FIELD_DOUBLE, cpu_irq_pct, has_cpu),
+    OPT("cpu_softirq_pct", FIELD_DOUBLE, cpu_softirq_pct, has_cpu),
     REQ("completions", FIELD_U64, completions),
     REQ("polls", FIELD_U64, polls),
     REQ("empty_polls", FIELD_U64, empty_polls),
@@ -46,6 +58,8 @@ static const struct cost_field {
     REQ("spin_completions", FIELD_U64, spin_completions),
     REQ("sleep_completions", FIELD_U64, sleep_completions),
     OPT("idle_cpu_pct", FIELD_DOUBLE, idle_cpu_pct, has_idle),
+    OPT("idle_cpu_user_pct", FIELD_DOUBLE, idle_cpu_user_pct, has_idle),
+    OPT("idle_cpu_sys_pct", FIELD_DOUBLE, idle_cpu_sys_pct, has_idle),
     OPT("rx_mem_bytes", FIELD_U64, rx_mem_bytes, has_rx_mem),
 #undef REQ
 #undef OPT
@@ -59,7 +73,9 @@ static double field_double(const struct cqp_cost *c, const struct cost_field *f)
 
 static uint64_t field_u64(const struct cqp_cost *c, const struct cost_field *f)
 {
-	return *(const uint64_t *)((const char *)c + f->offset);
+	const char *v = (const char *)c + f->offset;
+
+	return f->type == FIELD_BOOL ? *(const bool *)v : *(const uint64_t *)v;
 }
 
 static bool field_present(const struct cqp_cost *c, const struct cost_field *f)
@@ -69,34 +85,76 @@ static bool field_present(const struct cqp_cost *c, const struct cost_field *f)
 
 /* Derived figures: NaN when undefined, which JSON renders as null and
  * the other formats as "-" or an empty cell. */
-static double compl_per_wakeup(const struct cqp_cost *c)
+static double compl_per_wakeup(const struct cqp_cost *c,
+			       const struct cqp_row *row)
 {
+	(void)row;
 	return c->wakeups ? (double)c->completions / (double)c->wakeups : NAN;
 }
 
-static double wakeups_per_s(const struct cqp_cost *c)
+static double wakeups_per_s(const struct cqp_cost *c,
+			    const struct cqp_row *row)
 {
+	(void)row;
 	return c->seconds > 0 ? (double)c->wakeups / c->seconds : NAN;
 }
 
 /* Hybrid: the share of completions caught while spinning rather than
  * after sleeping. */
-static double spin_pct(const struct cqp_cost *c)
+static double spin_pct(const struct cqp_cost *c, const struct cqp_row *row)
 {
 	uint64_t all = c->spin_completions + c->sleep_completions;
 
+	(void)row;
 	return all ? 100.0 * (double)c->spin_completions / (double)all : NAN;
+}
+
+/* Nanoseconds of share_pct (of one core, over the side's window) per
+ * message or exchange of the row. */
+static double ns_per_msg(const struct cqp_cost *c, const struct cqp_row *row,
+			 double share_pct)
+{
+	if (!row || !row->iterations)
+		return NAN;
+	return share_pct / 100.0 * c->seconds * 1e9 / (double)row->iterations;
+}
+
+static double cpu_ns_per_msg(const struct cqp_cost *c,
+			     const struct cqp_row *row)
+{
+	return ns_per_msg(c, row, c->cpu_pct);
+}
+
+/* Softirq of the whole machine: on rxe the data path itself. */
+static double softirq_ns_per_msg(const struct cqp_cost *c,
+				 const struct cqp_row *row)
+{
+	return c->has_sys ? ns_per_msg(c, row, c->sys_softirq_pct) : NAN;
+}
+
+/* All the kernel's work outside processes: irq, softirq and kernel
+ * threads (ksoftirqd's ticks in softirq may count in two of them). */
+static double kernel_ns_per_msg(const struct cqp_cost *c,
+				const struct cqp_row *row)
+{
+	return c->has_sys ? ns_per_msg(c, row,
+				       c->sys_irq_pct + c->sys_softirq_pct +
+					   c->sys_kthread_pct)
+			  : NAN;
 }
 
 /* The derived figures, in JSON and CSV (never sent: the receiver
  * computes them from the raw ones). */
 static const struct derived_field {
 	const char *key;
-	double (*value)(const struct cqp_cost *c);
+	double (*value)(const struct cqp_cost *c, const struct cqp_row *row);
 } derived_fields[] = {
     {"compl_per_wakeup", compl_per_wakeup},
     {"wakeups_per_s", wakeups_per_s},
     {"spin_pct", spin_pct},
+    {"cpu_ns_per_msg", cpu_ns_per_msg},
+    {"softirq_ns_per_msg", softirq_ns_per_msg},
+    {"kernel_ns_per_msg", kernel_ns_per_msg},
 };
 #define N_DERIVED_FIELDS (sizeof(derived_fields) / sizeof(derived_fields[0]))
 
@@ -166,6 +224,7 @@ struct shape {
 	bool delivery; /* UD: sent against received */
 	bool lost;     /* ud_send_lat: lost exchanges */
 	bool event;    /* cm_event_stress: rows are event types */
+	bool field[N_COST_FIELDS]; /* some side of some row has the figure */
 };
 
 static struct shape report_shape(const struct cqp_report *r)
@@ -175,6 +234,14 @@ static struct shape report_shape(const struct cqp_report *r)
 
 	for (i = 0; i < r->nrows; i++) {
 		const struct cqp_row *row = &r->rows[i];
+
+		for (size_t k = 0; k < N_COST_FIELDS; k++)
+			s.field[k] |= (row->client.valid &&
+				       field_present(&row->client,
+						     &cost_fields[k])) ||
+				      (row->server.valid &&
+				       field_present(&row->server,
+						     &cost_fields[k]));
 
 		s.label |= row->label[0] != '\0';
 		s.bw |= row->has_bw;
@@ -238,7 +305,21 @@ static const char *const lat_heads[N_LAT_FIELDS] = {
     "t_min[usec]", "p50", "t_avg", "t_stdev", "p99", "p99.9", "p99.99", "t_max",
 };
 #define NUM_W 10 /* fits every figure we print (up to ~1e10) */
-#define CPU_W 12 /* "client: CPU%" */
+#define CPU_W	12 /* "client: CPU%" */
+#define SPLIT_W 12 /* "idle usr/sys", "100.0/100.0" */
+#define SIRQ_W	11 /* "sirq ns/msg" */
+
+/* "user/sys", both % of one core. */
+static void split_cell(struct line *l, bool ok, double user, double sys)
+{
+	char v[32];
+
+	if (ok && isfinite(user) && isfinite(sys))
+		snprintf(v, sizeof(v), "%.1f/%.1f", user, sys);
+	else
+		snprintf(v, sizeof(v), "-");
+	line_cell(l, SPLIT_W, v);
+}
 
 static void cost_head(struct line *l, const char *side, const struct shape *s)
 {
@@ -246,8 +327,13 @@ static void cost_head(struct line *l, const char *side, const struct shape *s)
 
 	snprintf(head, sizeof(head), "%s: CPU%%", side);
 	line_cell(l, CPU_W, head);
-	if (s->idle)
+	line_cell(l, SPLIT_W, "usr/sys");
+	if (s->idle) {
 		line_cell(l, NUM_W, "idle CPU%");
+		line_cell(l, SPLIT_W, "idle usr/sys");
+	}
+	line_cell(l, SIRQ_W, "sirq ns/msg");
+	line_cell(l, SIRQ_W, "kern ns/msg");
 	line_cell(l, NUM_W, "compl/wake");
 	line_cell(l, NUM_W, "wake/s");
 	if (s->lat) {
@@ -265,14 +351,21 @@ static void cost_cells(struct line *l, const struct cqp_cost *c,
 	/* An unknown side keeps every cell, as "-", so columns line up. */
 	fmt_double(v, sizeof(v), "%.1f", ok ? c->cpu_pct : NAN);
 	line_cell(l, CPU_W, v);
+	split_cell(l, ok, c->cpu_user_pct, c->cpu_sys_pct);
 	if (s->idle) {
 		fmt_double(v, sizeof(v), "%.1f",
 			   ok && c->has_idle ? c->idle_cpu_pct : NAN);
 		line_cell(l, NUM_W, v);
+		split_cell(l, ok && c->has_idle, c->idle_cpu_user_pct,
+			   c->idle_cpu_sys_pct);
 	}
-	fmt_double(v, sizeof(v), "%.2f", ok ? compl_per_wakeup(c) : NAN);
+	fmt_double(v, sizeof(v), "%.0f", ok ? softirq_ns_per_msg(c, row) : NAN);
+	line_cell(l, SIRQ_W, v);
+	fmt_double(v, sizeof(v), "%.0f", ok ? kernel_ns_per_msg(c, row) : NAN);
+	line_cell(l, SIRQ_W, v);
+	fmt_double(v, sizeof(v), "%.2f", ok ? compl_per_wakeup(c, row) : NAN);
 	line_cell(l, NUM_W, v);
-	fmt_double(v, sizeof(v), "%.0f", ok ? wakeups_per_s(c) : NAN);
+	fmt_double(v, sizeof(v), "%.0f", ok ? wakeups_per_s(c, row) : NAN);
 	line_cell(l, NUM_W, v);
 	if (s->lat) {
 		fmt_double(v, sizeof(v), "%.3f",
@@ -282,7 +375,7 @@ static void cost_cells(struct line *l, const struct cqp_cost *c,
 		line_cell(l, NUM_W, v);
 		/* Only a ping-pong says which way each completion came. */
 		fmt_double(v, sizeof(v), "%.1f",
-			   ok && row->has_lat ? spin_pct(c) : NAN);
+			   ok && row->has_lat ? spin_pct(c, row) : NAN);
 		line_cell(l, NUM_W, v);
 	}
 }
@@ -466,6 +559,32 @@ static void print_delivery(const struct cqp_report *r, const struct shape *s,
 		  mem->server.has_rx_mem ? mem->server.rx_mem_bytes : 0);
 	fprintf(out, " Receive memory registered: client %s, server %s\n", a,
 		b);
+}
+
+/* ---- a machine busy with something else ---- */
+
+/* One line per side whose machine, in some row, was busier than this
+ * process, its peer there, irq and softirq explain: the largest share. */
+static void print_noise(const struct cqp_report *r, FILE *out)
+{
+	for (int side = 0; side < 2; side++) {
+		double worst = -1;
+
+		for (unsigned i = 0; i < r->nrows; i++) {
+			const struct cqp_cost *c =
+			    side ? &r->rows[i].server : &r->rows[i].client;
+
+			if (c->valid && c->has_sys && c->noisy &&
+			    c->others_busy_pct > worst)
+				worst = c->others_busy_pct;
+		}
+		if (worst >= 0)
+			fprintf(out,
+				" Warning: %s machine: %.0f %% of a core used "
+				"by other processes during the run; figures "
+				"are suspect\n",
+				side ? "server" : "client", worst);
+	}
 }
 
 /* ---- run-wide figures ---- */
@@ -771,6 +890,7 @@ static void print_human(const struct cqp_report *r, FILE *out)
 			print_hist(row->hist, out);
 	}
 	rule(out, width);
+	print_noise(r, out);
 	print_delivery(r, &s, out);
 	print_summary(r, out);
 	print_projection(&r->projection, out);
@@ -781,7 +901,7 @@ static void print_human(const struct cqp_report *r, FILE *out)
 /* ---- JSON ---- */
 
 static void json_cost(struct cqp_json *j, const char *key,
-		      const struct cqp_cost *c)
+		      const struct cqp_cost *c, const struct cqp_row *row)
 {
 	size_t i;
 
@@ -793,12 +913,14 @@ static void json_cost(struct cqp_json *j, const char *key,
 			continue;
 		if (f->type == FIELD_DOUBLE)
 			cqp_json_double(j, f->key, field_double(c, f));
+		else if (f->type == FIELD_BOOL)
+			cqp_json_bool(j, f->key, field_u64(c, f) != 0);
 		else
 			cqp_json_u64(j, f->key, field_u64(c, f));
 	}
 	for (i = 0; i < N_DERIVED_FIELDS; i++)
 		cqp_json_double(j, derived_fields[i].key,
-				derived_fields[i].value(c));
+				derived_fields[i].value(c, row));
 	cqp_json_obj_end(j);
 }
 
@@ -935,6 +1057,19 @@ static void json_params(struct cqp_json *j, const struct cqp_report *r)
 	cqp_json_obj_end(j);
 }
 
+/* This side's timestamp source (clock.h). */
+static void json_clock(struct cqp_json *j)
+{
+	struct cqp_clock_info ci;
+
+	cqp_clock_get(&ci);
+	cqp_json_obj_begin(j, "clock");
+	cqp_json_str(j, "source", ci.tsc ? "tsc" : "monotonic");
+	cqp_json_double(j, "hz", ci.hz);
+	cqp_json_bool(j, "invariant_tsc", ci.invariant_tsc);
+	cqp_json_obj_end(j);
+}
+
 static void print_json(const struct cqp_report *r, FILE *out)
 {
 	const struct cqp_device_info *d = &r->dev;
@@ -960,6 +1095,7 @@ static void print_json(const struct cqp_report *r, FILE *out)
 	cqp_json_str(&j, "link_layer", d->link_layer);
 	cqp_json_str(&j, "gid", d->gid);
 	cqp_json_obj_end(&j);
+	json_clock(&j);
 
 	cqp_json_arr_begin(&j, "results");
 	for (i = 0; i < r->nrows; i++) {
@@ -1007,9 +1143,9 @@ static void print_json(const struct cqp_report *r, FILE *out)
 		if (r->params && r->params->histogram && row->hist)
 			json_hist(&j, row->hist);
 		if (row->client.valid)
-			json_cost(&j, "client", &row->client);
+			json_cost(&j, "client", &row->client, row);
 		if (row->server.valid)
-			json_cost(&j, "server", &row->server);
+			json_cost(&j, "server", &row->server, row);
 		cqp_json_obj_end(&j);
 	}
 	cqp_json_arr_end(&j);
@@ -1055,47 +1191,42 @@ static void csv_text(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-/* An optional figure gets its column when some row has it. */
-static bool csv_has_column(const struct shape *s, const struct cost_field *f)
-{
-	if (!f->optional)
-		return true;
-	return f->present == offsetof(struct cqp_cost, has_rx_mem) ? s->rx_mem
-								   : s->idle;
-}
 
 static void csv_cost_head(FILE *out, const char *side, const struct shape *s)
 {
 	size_t i;
 
 	for (i = 0; i < N_COST_FIELDS; i++)
-		if (csv_has_column(s, &cost_fields[i]))
+		if (s->field[i])
 			fprintf(out, ",%s_%s", side, cost_fields[i].key);
 	for (i = 0; i < N_DERIVED_FIELDS; i++)
 		fprintf(out, ",%s_%s", side, derived_fields[i].key);
 }
 
-static void csv_cost(FILE *out, const struct cqp_cost *c, const struct shape *s)
+static void csv_cost(FILE *out, const struct cqp_cost *c, const struct shape *s,
+		     const struct cqp_row *row)
 {
 	size_t i;
 
 	for (i = 0; i < N_COST_FIELDS; i++) {
 		const struct cost_field *f = &cost_fields[i];
 
-		if (!csv_has_column(s, f))
+		if (!s->field[i])
 			continue;
 		fputc(',', out);
 		if (!c->valid || !field_present(c, f))
 			continue;
 		if (f->type == FIELD_DOUBLE)
 			csv_double(out, field_double(c, f));
+		else if (f->type == FIELD_BOOL)
+			fputs(field_u64(c, f) ? "true" : "false", out);
 		else
 			fprintf(out, "%" PRIu64, field_u64(c, f));
 	}
 	for (i = 0; i < N_DERIVED_FIELDS; i++) {
 		fputc(',', out);
 		if (c->valid)
-			csv_double(out, derived_fields[i].value(c));
+			csv_double(out, derived_fields[i].value(c, row));
 	}
 }
 
@@ -1200,9 +1331,9 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 							     &lat_fields[k]));
 			}
 		if (s.client)
-			csv_cost(out, &row->client, &s);
+			csv_cost(out, &row->client, &s, row);
 		if (s.server)
-			csv_cost(out, &row->server, &s);
+			csv_cost(out, &row->server, &s, row);
 		fputc('\n', out);
 	}
 	if (r->projection.valid)
@@ -1399,6 +1530,7 @@ void cqp_cost_encode(const struct cqp_cost *c, struct cqp_kv_writer *w)
 			cqp_kv_add_double(w, f->key, field_double(c, f));
 		else
 			cqp_kv_add_u64(w, f->key, field_u64(c, f));
+		/* (FIELD_BOOL travels as 0 or 1.) */
 	}
 }
 
@@ -1430,7 +1562,12 @@ int cqp_cost_decode(struct cqp_cost *c, const char *text, size_t len)
 		if (rc > 0 && f->type == FIELD_DOUBLE)
 			rc =
 			    cqp_kv_get_double(text, len, f->key, (double *)dst);
-		else if (rc > 0)
+		else if (rc > 0 && f->type == FIELD_BOOL) {
+			uint64_t v = 0;
+
+			rc = cqp_kv_get_u64(text, len, f->key, &v);
+			*(bool *)dst = v != 0;
+		} else if (rc > 0)
 			rc = cqp_kv_get_u64(text, len, f->key, (uint64_t *)dst);
 		if (rc < 0) {
 			/* kv named the key; say whose record it was.  The

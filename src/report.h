@@ -22,6 +22,16 @@ struct cqp_cost {
 	bool valid;	/* false: this side's figures are unknown */
 	double cpu_pct; /* CPU of the benchmark thread / wall time */
 	double seconds; /* wall time the counters cover */
+	/* Where the CPU went (cpuacct.h), % of one core over seconds. */
+	double cpu_user_pct, cpu_sys_pct; /* the thread's split */
+	double proc_cpu_pct;		  /* every thread of the process */
+	bool has_sys;			  /* /proc/stat was readable */
+	double sys_busy_pct, sys_irq_pct, sys_softirq_pct; /* the machine */
+	double sys_kthread_pct; /* kernel threads: ksoftirqd, kworkers */
+	double others_busy_pct; /* busy time nobody here explains */
+	bool noisy;		/* others_busy_pct > CQP_NOISY_PCT */
+	bool has_cpu;		/* --cpu: that CPU alone */
+	double cpu_irq_pct, cpu_softirq_pct;
 	uint64_t completions;
 	uint64_t polls;
 	uint64_t empty_polls;
@@ -31,6 +41,7 @@ struct cqp_cost {
 	uint64_t sleep_completions; /* hybrid/event: right after a wakeup */
 	bool has_idle;		    /* --idle-sec measured this side */
 	double idle_cpu_pct;	    /* CPU with the connection up and idle */
+	double idle_cpu_user_pct, idle_cpu_sys_pct; /* its split */
 	bool has_rx_mem;	    /* UD: receive memory is reported */
 	uint64_t rx_mem_bytes;	    /* receive buffers this side registered */
 };

@@ -6,26 +6,6 @@
 #include <string.h>
 #include <time.h>
 
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	/* Only fails for an invalid clock id, which these are not. */
-	if (clock_gettime(id, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t cqp_now_ns(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
-
-uint64_t cqp_thread_cpu_ns(void)
-{
-	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
-}
-
 /* ---- exact statistics from stored samples ---- */
 
 int cqp_samples_init(struct cqp_samples *s, size_t cap)

@@ -6,10 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t cqp_now_ns(void);
-/* CPU time consumed by the calling thread, nanoseconds. */
-uint64_t cqp_thread_cpu_ns(void);
+#include "clock.h" /* cqp_now_ns */
+
 
 /* Summary of a latency distribution, all in the unit of the samples. */
 struct cqp_summary {

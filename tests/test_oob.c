@@ -867,7 +867,7 @@ static void test_hello_barrier(void)
 {
 	struct cqp_oob a, b;
 	struct side x, y;
-	char buf[64];
+	char buf[256];
 	uint32_t len;
 
 	/* Two threads must each get a turn: a loaded machine needs more
@@ -877,6 +877,23 @@ static void test_hello_barrier(void)
 	y = (struct side){.o = &b, .tool = "cq_poll_bw", .version = "0.1.0"};
 	both(&x, &y);
 	CHECK(x.rc == 0 && y.rc == 0);
+	/* One machine, one process: each knows the other is local. */
+	CHECK(a.peer_local && b.peer_local);
+	CHECK(a.peer_pid == (int)getpid() && b.peer_pid == (int)getpid());
+
+	/* Another machine's boot_id, or none: remote. */
+	CHECK_OK(send_str(&b, CQP_MSG_HELLO,
+			  "proto=1\ntool=cq_poll_bw\nversion=0.1.0\n"
+			  "boot_id=00000000-0000-0000-0000-000000000000\n"
+			  "pid=42\n"));
+	CHECK_OK(cqp_oob_hello(&a, "cq_poll_bw", "0.1.0"));
+	CHECK(!a.peer_local && a.peer_pid == 0);
+	CHECK_OK(cqp_oob_expect(&b, CQP_MSG_HELLO, buf, sizeof(buf), &len));
+	CHECK_OK(send_str(&b, CQP_MSG_HELLO,
+			  "proto=1\ntool=cq_poll_bw\nversion=0.1.0\n"));
+	CHECK_OK(cqp_oob_hello(&a, "cq_poll_bw", "0.1.0"));
+	CHECK(!a.peer_local);
+	CHECK_OK(cqp_oob_expect(&b, CQP_MSG_HELLO, buf, sizeof(buf), &len));
 
 	/* Same tool, other release: refused, since parameters travel as
 	 * differences from defaults that another release may not share. */

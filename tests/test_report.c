@@ -751,10 +751,11 @@ static void test_csv(void)
 	projection_sample(&f.r.projection, false);
 	s = render(&f.r);
 	CHECK(strstr(s, ",client_sleep_completions,client_idle_cpu_pct,"
+			"client_idle_cpu_user_pct,client_idle_cpu_sys_pct,"
 			"client_compl_per_wakeup,") != NULL);
 	CHECK(strstr(s, ",server_idle_cpu_pct,") != NULL);
-	CHECK(strstr(s, ",40000,,50,800,60,") != NULL); /* row 0: no idle */
-	CHECK(strstr(s, ",40000,0.5,50,800,60,") != NULL);
+	CHECK(strstr(s, ",40000,,,,50,800,60,") != NULL); /* row 0: no idle */
+	CHECK(strstr(s, ",40000,0.5,0,0,50,800,60,") != NULL);
 	CHECK(strstr(s, "\n# projection: rate_bps=100000000000 bytes=4096 "
 			"batch=64 compl_per_s=3051757.81 "
 			"wakeups_per_s=47683.7158 wakeup_cost_us= "
@@ -845,6 +846,111 @@ static void test_cost_kv(void)
 	CHECK(!b.valid && strstr(cqp_errmsg(), "idle_cpu_pct") != NULL);
 }
 
+/* The accounting figures: every key in JSON and CSV, the split and the
+ * softirq per message in the human table, the warning for a noisy side,
+ * and bit-exact travel over kv (noisy included). */
+static void accounting_sample(struct cqp_cost *c, bool noisy)
+{
+	c->cpu_user_pct = 30;
+	c->cpu_sys_pct = 7.5;
+	c->proc_cpu_pct = 40;
+	c->has_sys = true;
+	c->sys_busy_pct = 150;
+	c->sys_irq_pct = 1;
+	c->sys_softirq_pct = 84;
+	c->sys_kthread_pct = 3;
+	c->others_busy_pct = noisy ? 85 : 2;
+	c->noisy = noisy;
+}
+
+static void test_accounting(void)
+{
+	static const char *const keys[] = {
+	    "cpu_user_pct",	 "cpu_sys_pct",	    "proc_cpu_pct",
+	    "sys_busy_pct",	 "sys_irq_pct",	    "sys_softirq_pct",
+	    "others_busy_pct",	 "noisy",	    "cpu_ns_per_msg",
+	    "softirq_ns_per_msg", "kernel_ns_per_msg", "sys_kthread_pct"};
+	struct fixture f;
+	struct cqp_cost b;
+	struct cqp_kv_writer w;
+	char buf[2048], key[64];
+	char *s;
+
+	fixture_bw(&f);
+	accounting_sample(&f.rows[0].client, false);
+	accounting_sample(&f.rows[0].server, true);
+	accounting_sample(&f.rows[1].client, false);
+	s = render(&f.r);
+	CHECK(s && strstr(s, "client: CPU%  usr/sys") != NULL);
+	CHECK(s && strstr(s, "sirq ns/msg") != NULL);
+	CHECK(s && strstr(s, " 30.0/7.5 ") != NULL);
+	/* 84 % of a core over 2.5 s, 424242 messages: 4950 ns each. */
+	CHECK(s && strstr(s, " 4950 ") != NULL);
+	/* Plus irq 1 and kernel threads 3: 88 %, 5186 ns. */
+	CHECK(s && strstr(s, " 4950         5186 ") != NULL);
+	CHECK(s && strstr(s, "\n Warning: server machine: 85 % of a core used "
+			     "by other processes during the run; figures are "
+			     "suspect\n") != NULL);
+	CHECK(s && strstr(s, "client machine") == NULL);
+	free(s);
+
+	/* No warning when no side is noisy. */
+	f.rows[0].server.noisy = false;
+	s = render(&f.r);
+	CHECK(s && strstr(s, "Warning") == NULL);
+	free(s);
+	f.rows[0].server.noisy = true;
+
+	f.p.output = CQP_OUT_JSON;
+	s = render(&f.r);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		snprintf(key, sizeof(key), "\"%s\": ", keys[i]);
+		CHECK(s && strstr(s, key) != NULL);
+	}
+	CHECK(s && strstr(s, "\"noisy\": true") != NULL);
+	CHECK(s && strstr(s, "\"noisy\": false") != NULL);
+	CHECK(s && strstr(s, "\"clock\": {\n") != NULL);
+	CHECK(s && strstr(s, "\"source\": \"") != NULL);
+	/* --cpu figures only where measured. */
+	CHECK(s && strstr(s, "cpu_softirq_pct") == NULL);
+	free(s);
+
+	f.p.output = CQP_OUT_CSV;
+	s = render(&f.r);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		snprintf(key, sizeof(key), ",client_%s", keys[i]);
+		CHECK(s && strstr(s, key) != NULL);
+		snprintf(key, sizeof(key), ",server_%s", keys[i]);
+		CHECK(s && strstr(s, key) != NULL);
+	}
+	CHECK(s && strstr(s, ",150,1,84,3,85,true,") != NULL);
+	CHECK(s && strstr(s, ",150,1,84,3,2,false,") != NULL);
+	free(s);
+
+	f.rows[0].server.has_cpu = true;
+	f.rows[0].server.cpu_irq_pct = 0.5;
+	f.rows[0].server.cpu_softirq_pct = 42;
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_cost_encode(&f.rows[0].server, &w);
+	CHECK(!w.overflow);
+	memset(&b, 0, sizeof(b));
+	CHECK(cqp_cost_decode(&b, w.buf, w.len) == 0);
+	CHECK(b.cpu_user_pct == 30 && b.cpu_sys_pct == 7.5 &&
+	      b.proc_cpu_pct == 40 && b.has_sys && b.sys_busy_pct == 150 &&
+	      b.sys_irq_pct == 1 && b.sys_softirq_pct == 84 &&
+	      b.sys_kthread_pct == 3 &&
+	      b.others_busy_pct == 85 && b.noisy && b.has_cpu &&
+	      b.cpu_irq_pct == 0.5 && b.cpu_softirq_pct == 42);
+	/* Without /proc/stat: no machine figures, no flag. */
+	f.rows[0].client.has_sys = false;
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_cost_encode(&f.rows[0].client, &w);
+	memset(&b, 0, sizeof(b));
+	CHECK(cqp_cost_decode(&b, w.buf, w.len) == 0);
+	CHECK(!b.has_sys && !b.noisy && !b.has_cpu);
+	CHECK(strstr(buf, "noisy") == NULL);
+}
+
 int main(void)
 {
 	test_json_writer();
@@ -857,5 +963,6 @@ int main(void)
 	test_human_lat_extras();
 	test_csv();
 	test_cost_kv();
+	test_accounting();
 	return check_done("test_report");
 }

@@ -1,0 +1,167 @@
+#include "clock.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "error.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define HAVE_TSC 1
+static inline uint64_t rdtsc(void)
+{
+	return __builtin_ia32_rdtsc();
+}
+#else
+#define HAVE_TSC 0
+static inline uint64_t rdtsc(void)
+{
+	return 0;
+}
+#endif
+
+/* ns = ns0 + (tsc - tsc0) * mult >> SHIFT: one multiply per timestamp. */
+#define SHIFT 32
+
+/* Process-wide, like the kernel's clocksource: written once by
+ * cqp_clock_init before any thread reads it. */
+static struct {
+	bool tsc, invariant;
+	double hz;
+	uint64_t tsc0, ns0, mult;
+} clk;
+
+uint64_t cqp_monotonic_ns(void)
+{
+	struct timespec ts;
+
+	/* Only fails for an invalid clock id. */
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t cqp_now_ns(void)
+{
+	if (clk.tsc) {
+		__extension__ unsigned __int128 d = rdtsc() - clk.tsc0;
+
+		return clk.ns0 + (uint64_t)((d * clk.mult) >> SHIFT);
+	}
+	return cqp_monotonic_ns();
+}
+
+/* The flags line holds both words (whole words, not prefixes). */
+static bool has_flag(const char *flags, size_t len, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = flags; p + n <= flags + len; p++)
+		if (memcmp(p, word, n) == 0 && (p == flags || p[-1] == ' ') &&
+		    (p + n == flags + len || p[n] == ' ' || p[n] == '\n'))
+			return true;
+	return false;
+}
+
+bool cqp_cpuinfo_invariant_tsc(const char *text)
+{
+	const char *line = strstr(text, "\nflags");
+
+	if (strncmp(text, "flags", 5) == 0)
+		line = text;
+	else if (line)
+		line++;
+	if (!line || !(line = strchr(line, ':')))
+		return false;
+	size_t len = strcspn(line, "\n");
+
+	return has_flag(line, len, "constant_tsc") &&
+	       has_flag(line, len, "nonstop_tsc");
+}
+
+static bool read_invariant(void)
+{
+	char buf[16384];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	size_t n;
+
+	if (!f)
+		return false;
+	/* The first CPU's flags come within the first few KiB. */
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return cqp_cpuinfo_invariant_tsc(buf);
+}
+
+/* A TSC reading and the CLOCK_MONOTONIC time between two of them: the
+ * tightest of a few tries, so a preemption does not skew it. */
+static void pair(uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t a = rdtsc(), t = cqp_monotonic_ns(), b = rdtsc();
+
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*ns = t;
+		}
+	}
+}
+
+double cqp_tsc_calibrate(uint64_t window_ns)
+{
+	struct timespec w = {.tv_sec = (time_t)(window_ns / 1000000000u),
+			     .tv_nsec = (long)(window_ns % 1000000000u)};
+	uint64_t t0, n0, t1, n1;
+
+	if (!HAVE_TSC)
+		return 0;
+	pair(&t0, &n0);
+	nanosleep(&w, NULL);
+	pair(&t1, &n1);
+	if (n1 <= n0 || t1 <= t0)
+		return 0;
+	return (double)(t1 - t0) * 1e9 / (double)(n1 - n0);
+}
+
+int cqp_clock_init(uint32_t mode)
+{
+	double hz;
+
+	clk.tsc = false;
+	clk.invariant = HAVE_TSC && read_invariant();
+	clk.hz = 1e9;
+	if (mode == CQP_CLOCK_MONOTONIC || (mode == CQP_CLOCK_AUTO && !clk.invariant))
+		return 0;
+	if (!HAVE_TSC)
+		return cqp_fail(CQP_E_USAGE,
+				"--clock tsc: this CPU has no TSC (use auto "
+				"or monotonic)");
+	if (mode == CQP_CLOCK_TSC && !clk.invariant)
+		return cqp_fail(CQP_E_USAGE,
+				"--clock tsc: /proc/cpuinfo does not promise an "
+				"invariant TSC (constant_tsc and nonstop_tsc); "
+				"use auto, monotonic, or force-tsc");
+	/* 10 ms: the pairs are good to well under a microsecond, so the
+	 * rate is good to about 1e-5. */
+	hz = cqp_tsc_calibrate(10 * 1000 * 1000);
+	if (hz <= 0)
+		return cqp_fail(CQP_E_SYS, "--clock: cannot calibrate the TSC "
+					   "against CLOCK_MONOTONIC");
+	clk.hz = hz;
+	clk.mult = (uint64_t)(1e9 / hz * (double)(1ull << SHIFT) + 0.5);
+	pair(&clk.tsc0, &clk.ns0);
+	clk.tsc = true;
+	return 0;
+}
+
+void cqp_clock_get(struct cqp_clock_info *out)
+{
+	out->tsc = clk.tsc;
+	out->invariant_tsc = clk.invariant;
+	out->hz = clk.hz;
+}

@@ -1,0 +1,80 @@
+/* Where the CPU of a measured phase went: the benchmark thread (user and
+ * system apart), the whole process, and the machine (busy, interrupt and
+ * softirq time from /proc/stat), with the busy time nobody here explains
+ * (other processes) and a flag when that makes the figures suspect.
+ *
+ * Sources: CLOCK_THREAD_CPUTIME_ID and CLOCK_PROCESS_CPUTIME_ID (exact),
+ * getrusage(RUSAGE_THREAD) for the user/system split (the kernel splits
+ * the exact total in the ratio of tick samples), /proc/stat (USER_HZ
+ * ticks, 10 ms), /proc/PID/stat of a peer on the same machine, and of
+ * every kernel thread (ksoftirqd, kworkers: rxe's data path runs there as
+ * much as in softirq proper, and /proc/stat counts that as system time).
+ */
+#ifndef CQP_CPUACCT_H
+#define CQP_CPUACCT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "report.h"
+
+/* Busy time of other processes above this share of one core makes a
+ * side's figures suspect. */
+#define CQP_NOISY_PCT 10.0
+
+/* One /proc/stat line, in USER_HZ ticks. */
+struct cqp_stat_times {
+	uint64_t busy; /* everything but idle and iowait */
+	uint64_t irq, softirq;
+};
+
+struct cqp_cpu_snap {
+	uint64_t wall_ns, thread_ns, proc_ns;
+	uint64_t user_us, sys_us; /* this thread */
+	bool have_sys, have_cpu, have_peer;
+	struct cqp_stat_times sys, cpu; /* the machine; --cpu's CPU */
+	uint64_t peer_ticks;		/* the peer's utime + stime */
+};
+
+/* A kernel thread seen when the phase began, and its CPU then. */
+struct cqp_kthread {
+	int pid;
+	uint64_t ticks;
+};
+
+struct cqp_cpu_acct {
+	int cpu;      /* -1: no CPU of our own to watch */
+	int peer_pid; /* 0: the peer runs on another machine */
+	struct cqp_cpu_snap start;
+	struct cqp_kthread *kt; /* owned */
+	unsigned nkt, kt_cap;
+	bool have_kt;
+};
+
+void cqp_acct_init(struct cqp_cpu_acct *a, int cpu);
+void cqp_acct_free(struct cqp_cpu_acct *a);
+/* A peer on this machine (the same boot_id): its CPU is no noise. */
+void cqp_acct_set_peer(struct cqp_cpu_acct *a, int pid);
+void cqp_acct_begin(struct cqp_cpu_acct *a);
+/* Only our own clocks, for cqp_acct_thread. */
+void cqp_acct_begin_self(struct cqp_cpu_acct *a);
+/* The figures since cqp_acct_begin into out's CPU fields. */
+void cqp_acct_end(const struct cqp_cpu_acct *a, struct cqp_cost *out);
+/* Only the thread's CPU and its split since begin (idle cost). */
+void cqp_acct_thread(const struct cqp_cpu_acct *a, double *pct,
+		     double *user_pct, double *sys_pct);
+
+/* Parsers of /proc/stat (the "cpu" line and, cpu >= 0, "cpuN") and of
+ * /proc/PID/stat (utime + stime); 0, or -1 when the text has no such
+ * line or field. */
+int cqp_stat_parse(const char *text, int cpu, struct cqp_stat_times *out);
+int cqp_pid_stat_ticks(const char *text, uint64_t *ticks);
+/* The same with the task's flags (PF_KTHREAD: a kernel thread). */
+int cqp_pid_stat_parse(const char *text, uint64_t *ticks, unsigned *flags);
+#define CQP_PF_KTHREAD 0x00200000u
+
+/* The machine's identity for "same host" (/proc/sys/kernel/random/boot_id),
+ * "" when unknown. */
+void cqp_boot_id(char *buf, size_t cap);
+
+#endif

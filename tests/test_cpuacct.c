@@ -1,0 +1,164 @@
+/* Cost accounting and the clock: the parsers against known text, the
+ * figures against what this test itself burns, the TSC against
+ * CLOCK_MONOTONIC. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "check.h"
+#include "clock.h"
+#include "cpuacct.h"
+
+static void test_stat_parse(void)
+{
+	const char *text =
+	    "cpu  100 5 200 1000 50 7 30 2 0 0\n"
+	    "cpu0 60 5 120 400 20 7 20 1 0 0\n"
+	    "cpu1 40 0 80 600 30 0 10 1 0 0\n"
+	    "intr 12345\n";
+	struct cqp_stat_times t;
+
+	CHECK(cqp_stat_parse(text, -1, &t) == 0);
+	/* user nice system irq softirq steal, not idle and iowait */
+	CHECK(t.busy == 100 + 5 + 200 + 7 + 30 + 2);
+	CHECK(t.irq == 7 && t.softirq == 30);
+	CHECK(cqp_stat_parse(text, 1, &t) == 0);
+	CHECK(t.busy == 40 + 80 + 10 + 1 && t.irq == 0 && t.softirq == 10);
+	/* "cpu1" must not match "cpu10"'s line, nor a missing CPU. */
+	CHECK(cqp_stat_parse("cpu10 1 2 3 4 5 6 7 8\n", 1, &t) == -1);
+	CHECK(cqp_stat_parse(text, 2, &t) == -1);
+	CHECK(cqp_stat_parse("cpu  1 2\n", -1, &t) == -1);
+	CHECK(cqp_stat_parse("", -1, &t) == -1);
+}
+
+static void test_pid_stat(void)
+{
+	uint64_t ticks = 0;
+
+	CHECK(cqp_pid_stat_ticks("1234 (a) b (c)) S 1 2 3 4 5 6 7 8 9 10 "
+				 "111 222 1 1 20 0\n",
+				 &ticks) == 0);
+	CHECK(ticks == 333);
+	CHECK(cqp_pid_stat_ticks("1234 (x) S 1 2", &ticks) == -1);
+	CHECK(cqp_pid_stat_ticks("garbage", &ticks) == -1);
+}
+
+static void test_cpuinfo(void)
+{
+	CHECK(cqp_cpuinfo_invariant_tsc(
+	    "processor\t: 0\nflags\t\t: fpu tsc constant_tsc nonstop_tsc "
+	    "rdtscp\n"));
+	CHECK(cqp_cpuinfo_invariant_tsc(
+	    "flags\t\t: nonstop_tsc constant_tsc\nbugs\t: x\n"));
+	/* TCG's guest: a TSC, no promise. */
+	CHECK(!cqp_cpuinfo_invariant_tsc("flags\t\t: fpu tsc rdtscp\n"));
+	CHECK(!cqp_cpuinfo_invariant_tsc("flags\t\t: constant_tsc\n"));
+	/* Whole words only, and only on the flags line. */
+	CHECK(!cqp_cpuinfo_invariant_tsc(
+	    "flags\t\t: xconstant_tsc nonstop_tscx\n"));
+	CHECK(!cqp_cpuinfo_invariant_tsc(
+	    "flags\t\t: fpu\nbugs\t\t: constant_tsc nonstop_tsc\n"));
+	CHECK(!cqp_cpuinfo_invariant_tsc(""));
+}
+
+static void spin_ms(unsigned ms)
+{
+	uint64_t end = cqp_monotonic_ns() + (uint64_t)ms * 1000000u;
+	volatile uint64_t x = 0;
+
+	while (cqp_monotonic_ns() < end)
+		x++;
+}
+
+static void *spinner(void *arg)
+{
+	spin_ms(*(unsigned *)arg);
+	return NULL;
+}
+
+/* A thread of ours that spins is ours: proc above the thread's own. */
+static void test_acct(void)
+{
+	struct cqp_cpu_acct a;
+	struct cqp_cost c = {0};
+	pthread_t t;
+	unsigned ms = 400;
+
+	cqp_acct_init(&a, 0);
+	cqp_acct_begin(&a);
+	CHECK(pthread_create(&t, NULL, spinner, &ms) == 0);
+	spin_ms(ms);
+	pthread_join(t, NULL);
+	cqp_acct_end(&a, &c);
+	CHECK(c.seconds > 0.39 && c.seconds < 5);
+	/* Spinning: nearly all user time, unless the machine starves us. */
+	CHECK(c.cpu_pct > 20 && c.cpu_pct <= 101);
+	CHECK_NEAR(c.cpu_user_pct + c.cpu_sys_pct, c.cpu_pct, 2.0);
+	CHECK(c.cpu_user_pct > c.cpu_sys_pct);
+	CHECK(c.proc_cpu_pct >= c.cpu_pct);
+	CHECK(c.proc_cpu_pct > c.cpu_pct + 10); /* the second thread */
+	CHECK(c.has_sys && c.has_cpu);
+	/* The machine was busy at least with us (10 ms ticks of slack). */
+	CHECK(c.sys_busy_pct + 100 * 0.02 / c.seconds >= c.proc_cpu_pct * 0.9);
+	CHECK(c.others_busy_pct >= 0);
+	CHECK(c.noisy == (c.others_busy_pct > CQP_NOISY_PCT));
+
+	/* Asleep: no CPU to speak of. */
+	double cpu, user, sys;
+	struct timespec nap = {0, 200 * 1000 * 1000};
+
+	cqp_acct_begin(&a);
+	nanosleep(&nap, NULL);
+	cqp_acct_thread(&a, &cpu, &user, &sys);
+	CHECK(cpu < 5 && user < 5 && sys < 5);
+}
+
+/* The TSC against a 200 ms CLOCK_MONOTONIC measurement, where the TSC
+ * is invariant; elsewhere --clock tsc is refused and auto is monotonic. */
+static void test_tsc(void)
+{
+	struct cqp_clock_info ci;
+	struct timespec w = {0, 200 * 1000 * 1000};
+	uint64_t t0, m0, t1, m1;
+	double err;
+
+	CHECK(cqp_clock_init(CQP_CLOCK_MONOTONIC) == 0);
+	cqp_clock_get(&ci);
+	CHECK(!ci.tsc);
+	if (!ci.invariant_tsc) {
+		CHECK(cqp_clock_init(CQP_CLOCK_TSC) < 0);
+		CHECK(cqp_clock_init(CQP_CLOCK_AUTO) == 0);
+		cqp_clock_get(&ci);
+		CHECK(!ci.tsc);
+		printf("no invariant TSC here: calibration not checked\n");
+		return;
+	}
+	CHECK(cqp_clock_init(CQP_CLOCK_TSC) == 0);
+	cqp_clock_get(&ci);
+	CHECK(ci.tsc && ci.hz > 1e6);
+	t0 = cqp_now_ns();
+	m0 = cqp_monotonic_ns();
+	nanosleep(&w, NULL);
+	t1 = cqp_now_ns();
+	m1 = cqp_monotonic_ns();
+	err = ((double)(t1 - t0) - (double)(m1 - m0)) / (double)(m1 - m0);
+	printf("TSC %.0f Hz; over %.1f ms it differs from CLOCK_MONOTONIC by "
+	       "%.4f %%\n",
+	       ci.hz, (double)(m1 - m0) / 1e6, 100 * err);
+	CHECK(err < 0.01 && err > -0.01);
+	/* The same epoch as CLOCK_MONOTONIC, within a millisecond. */
+	CHECK_NEAR((double)cqp_now_ns(), (double)cqp_monotonic_ns(), 1e6);
+	CHECK(cqp_clock_init(CQP_CLOCK_AUTO) == 0);
+	cqp_clock_get(&ci);
+	CHECK(ci.tsc);
+}
+
+int main(void)
+{
+	test_stat_parse();
+	test_pid_stat();
+	test_cpuinfo();
+	test_acct();
+	test_tsc();
+	return check_done("test_cpuacct");
+}
