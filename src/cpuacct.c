@@ -201,14 +201,18 @@ static void snap_machine(const struct cqp_cpu_acct *a, struct cqp_cpu_snap *s)
 	}
 }
 
-/* Our own clocks. */
-static void snap_self(struct cqp_cpu_snap *s)
+/* Our own clocks: the process's window holds the thread's (it opens
+ * first and closes last), so proc_cpu_pct >= cpu_pct. */
+static void snap_self(struct cqp_cpu_snap *s, bool opening)
 {
 	struct rusage ru;
 
+	if (opening)
+		s->proc_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	s->wall_ns = clock_ns(CLOCK_MONOTONIC);
 	s->thread_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	s->proc_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	if (!opening)
+		s->proc_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	s->user_us = s->sys_us = 0;
 	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
 		s->user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000u +
@@ -224,12 +228,12 @@ void cqp_acct_begin(struct cqp_cpu_acct *a)
 {
 	kthreads_begin(a);
 	snap_machine(a, &a->start);
-	snap_self(&a->start);
+	snap_self(&a->start, true);
 }
 
 void cqp_acct_begin_self(struct cqp_cpu_acct *a)
 {
-	snap_self(&a->start);
+	snap_self(&a->start, true);
 }
 
 /* 100 * part / whole, 0 for an empty window. */
@@ -249,7 +253,7 @@ void cqp_acct_thread(const struct cqp_cpu_acct *a, double *cpu_pct,
 	struct cqp_cpu_snap e;
 	double wall_us;
 
-	snap_self(&e);
+	snap_self(&e, false);
 	wall_us = delta_us(e.wall_ns, a->start.wall_ns) / 1e3;
 	*cpu_pct = pct(delta_us(e.thread_ns, a->start.thread_ns) / 1e3, wall_us);
 	*user_pct = pct(delta_us(e.user_us, a->start.user_us), wall_us);
@@ -261,8 +265,9 @@ void cqp_acct_end(const struct cqp_cpu_acct *a, struct cqp_cost *out)
 	const struct cqp_cpu_snap *s = &a->start;
 	struct cqp_cpu_snap e;
 	double wall_us, tick_us = 1e6 / (double)sysconf(_SC_CLK_TCK);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	snap_self(&e);
+	snap_self(&e, false);
 	snap_machine(a, &e);
 	wall_us = delta_us(e.wall_ns, s->wall_ns) / 1e3;
 	out->seconds = wall_us / 1e6;
@@ -296,7 +301,11 @@ void cqp_acct_end(const struct cqp_cpu_acct *a, struct cqp_cost *out)
 		/* Tick sampling can charge one tick twice (softirq on top
 		 * of our thread or of ksoftirqd): never below nothing. */
 		out->others_busy_pct = others > 0 ? others : 0;
-		out->noisy = out->others_busy_pct > CQP_NOISY_PCT;
+		/* Each CPU's counters may be a tick off at either end: a
+		 * phase too short to tell is never flagged. */
+		out->noisy = out->others_busy_pct -
+				 pct(2.0 * (double)ncpu * tick_us, wall_us) >
+			     CQP_NOISY_PCT;
 	}
 	out->has_cpu = s->have_cpu && e.have_cpu;
 	if (out->has_cpu) {

@@ -1,0 +1,129 @@
+#!/bin/bash
+# Cost accounting (cqperf(7) CPU ACCOUNTING): every key in every traffic
+# binary's JSON and CSV, the thread's split against its total, the
+# process against /proc/PID/stat read from outside, the kernel's share of
+# event mode against poll mode, the noisy flag with and without a CPU hog,
+# and --clock's refusal without an invariant TSC.
+. "$(dirname "$0")/lib.sh"
+require_device
+
+keys='cpu_pct cpu_user_pct cpu_sys_pct proc_cpu_pct sys_busy_pct sys_irq_pct
+      sys_softirq_pct sys_kthread_pct others_busy_pct noisy cpu_ns_per_msg
+      softirq_ns_per_msg kernel_ns_per_msg'
+pykeys="[$(printf '"%s",' $keys)]"
+
+# run TOOL NAME FMT ARGS...: one client run against a fresh server of TOOL
+# (server pinned to CPU 0 and reporting it: --cpu), output in $WORK/NAME.FMT.
+run() {
+	local tool=$1 name=$2 fmt=$3 port
+	shift 3
+	port=$(next_port)
+	start_server "$tool:$name" "$port" --timeout 20 --cpu 0 ||
+		not_ok "$name: server listens"
+	"$CQPERF_BIN/$tool" -d "$DEV" -p "$port" --timeout 20 --output "$fmt" \
+		"$@" "$ADDR" >"$WORK/$name.$fmt" 2>"$WORK/$name.err"
+	local rc=$?
+	wait "$SERVER_PID"
+	SERVER_PID=
+	return $rc
+}
+
+for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat; do
+	for mode in poll event; do
+		name=$tool-$mode
+		run "$tool" "$name" json --cq-mode "$mode" -n 300 -s 64
+		check "$name: every accounting key on both sides" json_check \
+			"$WORK/$name.json" 'all(k in r[s] for k in '"$pykeys"'
+			 for s in ("client", "server")) and
+			 "cpu_softirq_pct" in r["server"] and
+			 "cpu_softirq_pct" not in r["client"] and
+			 d["clock"]["source"] in ("tsc", "monotonic")' ||
+			show "$WORK/$name.err"
+		# The split comes from tick samples scaled to the exact
+		# total: within 2 points of it.
+		check "$name: user + sys = cpu_pct (2 points), process >= thread" \
+			json_check "$WORK/$name.json" 'all(
+			 abs(r[s]["cpu_user_pct"] + r[s]["cpu_sys_pct"] - r[s]["cpu_pct"]) <= 2
+			 and r[s]["proc_cpu_pct"] >= r[s]["cpu_pct"] - 0.01
+			 for s in ("client", "server"))'
+	done
+	run "$tool" "$tool-csv" csv -n 300 -s 64
+	check "$tool: every accounting key in the CSV header, both sides" \
+		python3 -c 'import csv, sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
+need = [s + "_" + k for s in ("client", "server") for k in sys.argv[2].split()]
+sys.exit(not rows or any(k not in rows[0] or rows[0][k] == "" for k in need))' \
+		"$WORK/$tool-csv.csv" "$keys" || show "$WORK/$tool-csv.csv"
+done
+
+# From outside: the server's utime + stime in /proc/PID/stat, read 2 s
+# apart well inside a steady -D 6 event-mode run (so setup, warm-up and
+# teardown stay out), against the proc_cpu_pct it reports for the run.
+port=$(next_port)
+start_server cq_event_lat:outside "$port" --timeout 20 ||
+	not_ok "outside: server listens"
+ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$SERVER_PID/stat"; }
+"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 --output json \
+	--cq-mode event -D 6 -s 64 "$ADDR" >"$WORK/outside.json" 2>"$WORK/outside.err" &
+client=$!
+sleep 2
+t0=$(ticks) s0=$EPOCHREALTIME
+sleep 2
+t1=$(ticks) s1=$EPOCHREALTIME
+wait "$client"
+wait "$SERVER_PID"
+SERVER_PID=
+seen=$(awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" -v s0="$s0" -v s1="$s1" \
+	'BEGIN { printf "%.1f", 100 * (b - a) / hz / (s1 - s0) }')
+said=$(json_get "$WORK/outside.json" '"%.1f" % r["server"]["proc_cpu_pct"]')
+echo "# server process CPU: /proc/PID/stat ${seen} %, proc_cpu_pct ${said} %"
+check "proc_cpu_pct agrees with /proc/PID/stat within 10 %" awk -v s="$seen" \
+	-v r="$said" 'BEGIN { exit !(r > 5 && s >= 0.9 * r && s <= 1.1 * r) }'
+
+# Event mode asks the kernel for more per exchange than polling: the
+# channel read, the re-arm and the switch.  On rxe softirq does the rest.
+run cq_event_lat cmp json --compare-modes -n 1000 -s 64
+row='[x for x in d["results"] if x["label"] == "%s"][0]["server"]'
+sys_per() { json_get "$WORK/cmp.json" "'%.1f' % ($(printf "$row" "$1")[\"cpu_sys_pct\"] * $(printf "$row" "$1")[\"seconds\"] * 1e7 / 1000)"; }
+echo "# server system time per exchange: poll $(sys_per poll) ns, event $(sys_per event) ns"
+check "event mode: softirq time on the machine" json_check "$WORK/cmp.json" \
+	"$(printf "$row" event)"'["sys_softirq_pct"] > 0'
+check "event mode: more system time per exchange than poll mode" awk \
+	-v p="$(sys_per poll)" -v e="$(sys_per event)" 'BEGIN { exit !(e > p) }'
+
+# Noise: the same event-mode run alone, then beside a CPU hog.
+run cq_event_lat quiet human --cq-mode event -D 3 -s 64
+check "alone: no side is noisy" sh -c "! grep -q 'Warning:' '$WORK/quiet.human'" ||
+	show "$WORK/quiet.human"
+(while :; do :; done) &
+hog=$!
+run cq_event_lat hog human --cq-mode event -D 3 -s 64
+run cq_event_lat hogjson json --cq-mode event -D 2 -s 64
+kill "$hog"
+wait "$hog" 2>/dev/null
+check "beside a CPU hog: the warning names the side and its share" grep -Eq \
+	'^ Warning: (client|server) machine: [0-9]+ % of a core used by other processes during the run; figures are suspect$' \
+	"$WORK/hog.human" || show "$WORK/hog.human"
+check "beside a CPU hog: JSON says noisy, with the share" json_check \
+	"$WORK/hogjson.json" 'any(r[s]["noisy"] is True and r[s]["others_busy_pct"] > 10
+	 for s in ("client", "server"))' || show "$WORK/hogjson.json"
+check "the short runs above were not flagged" json_check "$WORK/cq_event_lat-event.json" \
+	'r["client"]["noisy"] is False and r["server"]["noisy"] is False'
+
+# --clock: tsc needs an invariant TSC (a TCG guest has none).
+if grep -m1 '^flags' /proc/cpuinfo | grep -qw constant_tsc &&
+	grep -m1 '^flags' /proc/cpuinfo | grep -qw nonstop_tsc; then
+	run cq_event_lat clock json --clock tsc -n 10
+	check "--clock tsc with an invariant TSC reads it" json_check \
+		"$WORK/clock.json" 'd["clock"]["source"] == "tsc" and d["clock"]["hz"] > 1e6'
+else
+	"$CQPERF_BIN/cq_event_lat" -d "$DEV" --clock tsc -p "$(next_port)" \
+		>"$WORK/tsc.out" 2>"$WORK/tsc.err"
+	check "--clock tsc without an invariant TSC: exit 2 naming --clock" \
+		test $? -eq 2 -a ! -s "$WORK/tsc.out" && grep -q -- '--clock tsc' "$WORK/tsc.err" ||
+		show "$WORK/tsc.err"
+	run cq_event_lat auto json -n 10
+	check "--clock auto there: monotonic" json_check "$WORK/auto.json" \
+		'd["clock"]["source"] == "monotonic" and not d["clock"]["invariant_tsc"]'
+fi
+finish
