@@ -491,6 +491,10 @@ fi
 # tsc=reliable: under TCG the guest distrusts the TSC and falls back to the
 # HPET, which turns every clock_gettime into a system call plus an emulated
 # MMIO read (microseconds) and inflates whatever a benchmark times with it.
+# CQPERF_GUEST_TSC_RELIABLE=0 leaves it out, to test exactly that.
+tsc_arg=tsc=reliable
+[ "${CQPERF_GUEST_TSC_RELIABLE:-1}" = 1 ] || tsc_arg=
+
 # run_qemu ACCEL CPU BOOT_LIMIT_S: 0 when QEMU exited by itself, 124 on
 # timeout, 126 when the guest did not reach the command within BOOT_LIMIT_S
 # (0 = no limit; used to give up on KVM).
@@ -512,7 +516,7 @@ run_qemu() {
     qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp "$smp" -m "$mem" \
         -nographic -no-reboot -nic none \
         -vga none -kernel "$kernel" -initrd "$initrd" \
-        -append "console=ttyS0 quiet loglevel=1 panic=-1 tsc=reliable $lpj_arg ${CQPERF_KERNEL_ARGS:-}" \
+        -append "console=ttyS0 quiet loglevel=1 panic=-1 $tsc_arg $lpj_arg ${CQPERF_KERNEL_ARGS:-}" \
         -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
         -virtfs "local,path=$share,mount_tag=cqperfout,security_model=none" \
         "${work_share[@]}" "${node_args[@]}" \

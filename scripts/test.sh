@@ -90,6 +90,12 @@ CQPERF_PASS_ENV="CQPERF_ASAN_BIN" CQPERF_ASAN_BIN="$top/build-asan/src" \
 	"$top/tests/integration/run.sh" "$top/build/src" 2>&1 | tee "$it_log"
 add_suite integration "$it_log" "${PIPESTATUS[0]}"
 
+# --clock in a guest whose clocksource is the HPET, and in the usual one
+# (boots each itself; a host with its own rxe runs it in guests too).
+ck_log=$log/clock.log
+"$top/tests/clock/run.sh" "$top/build/src" 2>&1 | tee "$ck_log"
+add_suite clock "$ck_log" "${PIPESTATUS[0]}"
+
 # Two nodes: every binary's server and client in two QEMU guests joined by
 # a socket network (run here: it boots the guests itself).
 tn_log=$log/twonode.log
