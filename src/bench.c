@@ -212,6 +212,8 @@ static void print_report(const struct cqp_bench_ops *ops,
 	    .error = error,
 	    .summary = run->summary,
 	    .nsummary = run->nsummary,
+	    .run_client = run->run_client,
+	    .run_server = run->run_server,
 	};
 
 	if (ops->annotate)

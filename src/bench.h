@@ -30,6 +30,7 @@ struct cqp_run {
 	struct cqp_comp *comp;	     /* set by setup: modes switch, idle */
 	struct cqp_figure summary[CQP_RUN_FIGURES]; /* run-wide figures */
 	unsigned nsummary;
+	struct cqp_cost run_client, run_server; /* run_all tools' CPU */
 };
 
 struct cqp_bench_ops {

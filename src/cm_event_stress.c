@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cm_ctx.h"
+#include "cpuacct.h"
 #include "error.h"
 
 #define SIDE_MAX 32 /* event rows per side */
@@ -197,8 +198,8 @@ static void figs_from(struct cqp_run *run, const char *group,
 /* Both sides' rows and tallies to both sides; secs (client only): the
  * connect and teardown phases' durations. */
 static int exchange(struct cqp_run *run, struct ctx *c, const double secs[2],
-		    double seconds, struct cqp_row *rows, unsigned *nrows,
-		    unsigned cap)
+		    double seconds, const struct cqp_cost *cost,
+		    struct cqp_row *rows, unsigned *nrows, unsigned cap)
 {
 	bool cl = run->is_client;
 	char *buf = malloc(64 * 1024);
@@ -218,6 +219,7 @@ static int exchange(struct cqp_run *run, struct ctx *c, const double secs[2],
 	tallies(c, v);
 	cqp_kv_writer_init(&w, buf, 64 * 1024);
 	cqp_cm_rows_encode(mine, nmine, &w);
+	cqp_cost_encode_as(cost, "cost_", &w);
 	for (unsigned i = 0; i < n; i++)
 		cqp_kv_add_double(&w, keys[i], v[i]);
 	if (cl) {
@@ -237,6 +239,14 @@ static int exchange(struct cqp_run *run, struct ctx *c, const double secs[2],
 			rows[(*nrows)++] = mine[i];
 	}
 	if (rc == 0) {
+		struct cqp_cost theirs;
+
+		*(cl ? &run->run_client : &run->run_server) = *cost;
+		/* Without the peer's figures the run still reports. */
+		if (cqp_cost_decode_as(&theirs, "cost_", text, len) == 0)
+			*(cl ? &run->run_server : &run->run_client) = theirs;
+		else
+			cqp_errclear();
 		np = tally_keys(!cl, peer_keys);
 		if (cl)
 			for (unsigned i = 0; i < N_RATES; i++)
@@ -278,9 +288,16 @@ static int run_all(struct cqp_run *run, void *arg, struct cqp_row *rows,
 {
 	struct ctx *c = arg;
 	double secs[2] = {0, 0}, seconds = 0;
+	struct cqp_cpu_acct acct;
+	struct cqp_cost cost = {.valid = true};
 	int rc = 0;
 
 	*nrows = 0;
+	/* The whole storm is the measured phase (cqperf(7) CPU ACCOUNTING). */
+	cqp_acct_init(&acct, run->p->cpu);
+	cqp_acct_set_peer(&acct,
+			  run->s->oob.peer_local ? run->s->oob.peer_pid : 0);
+	cqp_acct_begin(&acct);
 	if (!run->is_client) {
 		rc = cm_serve(c, &seconds);
 	} else {
@@ -291,10 +308,14 @@ static int run_all(struct cqp_run *run, void *arg, struct cqp_row *rows,
 		}
 		seconds = secs[0] + secs[1];
 	}
+	cqp_acct_end(&acct, &cost);
+	cqp_acct_free(&acct);
 	if (rc == 0)
-		rc = exchange(run, c, secs, seconds, rows, nrows, cap);
-	if (rc < 0)
+		rc = exchange(run, c, secs, seconds, &cost, rows, nrows, cap);
+	if (rc < 0) {
 		partial(run, c, seconds, rows, nrows, cap);
+		*(run->is_client ? &run->run_client : &run->run_server) = cost;
+	}
 	return rc;
 }
 

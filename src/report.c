@@ -568,11 +568,15 @@ static void print_delivery(const struct cqp_report *r, const struct shape *s,
 static void print_noise(const struct cqp_report *r, FILE *out)
 {
 	for (int side = 0; side < 2; side++) {
+		const struct cqp_cost *run =
+		    side ? &r->run_server : &r->run_client;
 		double worst = -1;
 
-		for (unsigned i = 0; i < r->nrows; i++) {
+		for (unsigned i = 0; i <= r->nrows; i++) {
 			const struct cqp_cost *c =
-			    side ? &r->rows[i].server : &r->rows[i].client;
+			    i == r->nrows ? run
+			    : side	  ? &r->rows[i].server
+					  : &r->rows[i].client;
 
 			if (c->valid && c->has_sys && c->noisy &&
 			    c->others_busy_pct > worst)
@@ -584,6 +588,32 @@ static void print_noise(const struct cqp_report *r, FILE *out)
 				"by other processes during the run; figures "
 				"are suspect\n",
 				side ? "server" : "client", worst);
+	}
+}
+
+/* A run-wide cost (cm_event_stress) in words, a line per side. */
+static void print_run_cost(const struct cqp_report *r, FILE *out)
+{
+	for (int side = 0; side < 2; side++) {
+		const struct cqp_cost *c =
+		    side ? &r->run_server : &r->run_client;
+
+		if (!c->valid)
+			continue;
+		fprintf(out,
+			" CPU, %s: thread %.1f %% (usr/sys %.1f/%.1f), "
+			"process %.1f %%",
+			side ? "server" : "client", c->cpu_pct, c->cpu_user_pct,
+			c->cpu_sys_pct, c->proc_cpu_pct);
+		if (c->has_sys)
+			fprintf(out,
+				"; machine: busy %.1f, irq %.1f, softirq %.1f, "
+				"kernel threads %.1f, others %.1f (%% of a "
+				"core)",
+				c->sys_busy_pct, c->sys_irq_pct,
+				c->sys_softirq_pct, c->sys_kthread_pct,
+				c->others_busy_pct);
+		fputc('\n', out);
 	}
 }
 
@@ -893,6 +923,7 @@ static void print_human(const struct cqp_report *r, FILE *out)
 	print_noise(r, out);
 	print_delivery(r, &s, out);
 	print_summary(r, out);
+	print_run_cost(r, out);
 	print_projection(&r->projection, out);
 	if (r->error)
 		fprintf(out, "partial results: %s\n", r->error);
@@ -1153,6 +1184,14 @@ static void print_json(const struct cqp_report *r, FILE *out)
 		json_projection(&j, &r->projection);
 	if (r->nsummary)
 		json_summary(&j, r);
+	if (r->run_client.valid || r->run_server.valid) {
+		cqp_json_obj_begin(&j, "cost");
+		if (r->run_client.valid)
+			json_cost(&j, "client", &r->run_client, NULL);
+		if (r->run_server.valid)
+			json_cost(&j, "server", &r->run_server, NULL);
+		cqp_json_obj_end(&j);
+	}
 	if (r->error)
 		cqp_json_str(&j, "error", r->error);
 	cqp_json_obj_end(&j);
@@ -1246,6 +1285,28 @@ static void csv_projection(FILE *out, const struct cqp_projection *pr)
 			csv_double(out, proj_double(pr, f));
 		else
 			fprintf(out, "%" PRIu64, proj_uint(pr, f));
+	}
+	fputc('\n', out);
+}
+
+/* A run-wide cost as a comment line: "# cost.client: cpu_pct=...". */
+static void csv_run_cost(FILE *out, const char *side, const struct cqp_cost *c)
+{
+	if (!c->valid)
+		return;
+	fprintf(out, "# cost.%s:", side);
+	for (size_t i = 0; i < N_COST_FIELDS; i++) {
+		const struct cost_field *f = &cost_fields[i];
+
+		if (!field_present(c, f))
+			continue;
+		fprintf(out, " %s=", f->key);
+		if (f->type == FIELD_DOUBLE)
+			csv_double(out, field_double(c, f));
+		else if (f->type == FIELD_BOOL)
+			fputs(field_u64(c, f) ? "true" : "false", out);
+		else
+			fprintf(out, "%" PRIu64, field_u64(c, f));
 	}
 	fputc('\n', out);
 }
@@ -1349,6 +1410,8 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 		}
 		fputc('\n', out);
 	}
+	csv_run_cost(out, "client", &r->run_client);
+	csv_run_cost(out, "server", &r->run_server);
 	if (r->error) {
 		/* One comment line whatever the message holds. */
 		fputs("# error: ", out);
@@ -1515,8 +1578,28 @@ void cqp_report_print(const struct cqp_report *r, FILE *out)
 
 /* ---- cost over the out-of-band channel ---- */
 
+/* The key of field f under prefix ("cost_cpu_pct"). */
+static const char *prefixed(char *buf, size_t cap, const char *prefix,
+			    const struct cost_field *f)
+{
+	snprintf(buf, cap, "%s%s", prefix, f->key);
+	return buf;
+}
+
 void cqp_cost_encode(const struct cqp_cost *c, struct cqp_kv_writer *w)
 {
+	cqp_cost_encode_as(c, "", w);
+}
+
+int cqp_cost_decode(struct cqp_cost *c, const char *text, size_t len)
+{
+	return cqp_cost_decode_as(c, "", text, len);
+}
+
+void cqp_cost_encode_as(const struct cqp_cost *c, const char *prefix,
+			struct cqp_kv_writer *w)
+{
+	char key[64];
 	size_t i;
 
 	/* The derived figures (per wakeup, per second) are not sent: the
@@ -1526,10 +1609,11 @@ void cqp_cost_encode(const struct cqp_cost *c, struct cqp_kv_writer *w)
 
 		if (!field_present(c, f))
 			continue;
+		prefixed(key, sizeof(key), prefix, f);
 		if (f->type == FIELD_DOUBLE)
-			cqp_kv_add_double(w, f->key, field_double(c, f));
+			cqp_kv_add_double(w, key, field_double(c, f));
 		else
-			cqp_kv_add_u64(w, f->key, field_u64(c, f));
+			cqp_kv_add_u64(w, key, field_u64(c, f));
 		/* (FIELD_BOOL travels as 0 or 1.) */
 	}
 }
@@ -1546,29 +1630,31 @@ static int kv_has(const char *text, size_t len, const char *key)
 	return cqp_kv_parse(text, len, kv_key_is, &key);
 }
 
-int cqp_cost_decode(struct cqp_cost *c, const char *text, size_t len)
+int cqp_cost_decode_as(struct cqp_cost *c, const char *prefix, const char *text,
+		       size_t len)
 {
 	struct cqp_cost tmp = {.valid = true};
+	char key[64];
 	size_t i;
 
 	for (i = 0; i < N_COST_FIELDS; i++) {
 		const struct cost_field *f = &cost_fields[i];
 		char *dst = (char *)&tmp + f->offset;
-		int rc = f->optional ? kv_has(text, len, f->key) : 1;
+		const char *k = prefixed(key, sizeof(key), prefix, f);
+		int rc = f->optional ? kv_has(text, len, k) : 1;
 
 		/* An absent optional key means "not measured". */
 		if (rc == 0)
 			continue;
 		if (rc > 0 && f->type == FIELD_DOUBLE)
-			rc =
-			    cqp_kv_get_double(text, len, f->key, (double *)dst);
+			rc = cqp_kv_get_double(text, len, k, (double *)dst);
 		else if (rc > 0 && f->type == FIELD_BOOL) {
 			uint64_t v = 0;
 
-			rc = cqp_kv_get_u64(text, len, f->key, &v);
+			rc = cqp_kv_get_u64(text, len, k, &v);
 			*(bool *)dst = v != 0;
 		} else if (rc > 0)
-			rc = cqp_kv_get_u64(text, len, f->key, (uint64_t *)dst);
+			rc = cqp_kv_get_u64(text, len, k, (uint64_t *)dst);
 		if (rc < 0) {
 			/* kv named the key; say whose record it was.  The
 			 * copy: cqp_fail formats into the buffer it reads. */

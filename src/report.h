@@ -119,6 +119,9 @@ struct cqp_report {
 	struct cqp_projection projection; /* valid: cq_event_lat figures */
 	const struct cqp_figure *summary;
 	unsigned nsummary;
+	/* Run-wide CPU of each side, for tools whose rows are not steps
+	 * (cm_event_stress); valid = false: none. */
+	struct cqp_cost run_client, run_server;
 };
 
 /* UD delivery figures derived from a row: share of expected messages that
@@ -147,6 +150,11 @@ void cqp_report_print(const struct cqp_report *r, FILE *out);
 struct cqp_kv_writer;
 void cqp_cost_encode(const struct cqp_cost *c, struct cqp_kv_writer *w);
 int cqp_cost_decode(struct cqp_cost *c, const char *text, size_t len);
+/* The same with every key under prefix ("cost_"), beside other figures. */
+void cqp_cost_encode_as(const struct cqp_cost *c, const char *prefix,
+			struct cqp_kv_writer *w);
+int cqp_cost_decode_as(struct cqp_cost *c, const char *prefix, const char *text,
+		       size_t len);
 /* The same for a latency summary (keys lat_us_min ... lat_us_max). */
 void cqp_lat_encode(const struct cqp_summary *s, struct cqp_kv_writer *w);
 int cqp_lat_decode(struct cqp_summary *s, const char *text, size_t len);

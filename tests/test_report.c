@@ -949,6 +949,44 @@ static void test_accounting(void)
 	CHECK(cqp_cost_decode(&b, w.buf, w.len) == 0);
 	CHECK(!b.has_sys && !b.noisy && !b.has_cpu);
 	CHECK(strstr(buf, "noisy") == NULL);
+
+	/* Under a prefix, beside other figures of the same names. */
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_kv_add_u64(&w, "events_acked", 7);
+	cqp_cost_encode_as(&f.rows[0].server, "cost_", &w);
+	memset(&b, 0, sizeof(b));
+	CHECK(!w.overflow && cqp_cost_decode_as(&b, "cost_", w.buf, w.len) == 0);
+	CHECK(b.valid && b.events_acked == f.rows[0].server.events_acked &&
+	      b.noisy && b.sys_softirq_pct == 84);
+	CHECK(cqp_cost_decode_as(&b, "nope_", w.buf, w.len) == -CQP_E_PROTO);
+
+	/* A run-wide cost (cm_event_stress): a line per side, JSON's
+	 * "cost", CSV's comment lines, and the warning for it too. */
+	f.r.nrows = 0;
+	f.r.run_client = f.rows[0].client;
+	f.r.run_server = f.rows[0].server;
+	f.p.output = CQP_OUT_HUMAN;
+	s = render(&f.r);
+	/* The client's /proc/stat was unreadable (has_sys off above). */
+	CHECK(s && strstr(s, "\n CPU, client: thread 37.5 % (usr/sys "
+			     "30.0/7.5), process 40.0 %\n") != NULL);
+	CHECK(s && strstr(s, "\n CPU, server: thread 99.9 % (usr/sys "
+			     "30.0/7.5), process 40.0 %; machine: busy 150.0, "
+			     "irq 1.0, softirq 84.0, kernel threads 3.0, others "
+			     "85.0 (% of a core)\n") != NULL);
+	CHECK(s && strstr(s, "Warning: server machine: 85 %") != NULL);
+	free(s);
+	f.p.output = CQP_OUT_JSON;
+	s = render(&f.r);
+	CHECK(s && strstr(s, "\"cost\": {") != NULL);
+	CHECK(s && strstr(s, "\"cpu_ns_per_msg\": null") != NULL);
+	free(s);
+	f.p.output = CQP_OUT_CSV;
+	s = render(&f.r);
+	CHECK(s && strstr(s, "\n# cost.server: cpu_pct=99.9 seconds=2.5 "
+			     "cpu_user_pct=30 ") != NULL);
+	CHECK(s && strstr(s, " noisy=true ") != NULL);
+	free(s);
 }
 
 int main(void)

@@ -56,6 +56,22 @@ sys.exit(not rows or any(k not in rows[0] or rows[0][k] == "" for k in need))' \
 		"$WORK/$tool-csv.csv" "$keys" || show "$WORK/$tool-csv.csv"
 done
 
+# cm_event_stress: one cost for the whole storm, each side's.
+run cm_event_stress cm json -c 100
+check "cm_event_stress: every accounting key, run-wide, on both sides" \
+	json_check "$WORK/cm.json" 'all(k in d["cost"][s] for k in '"$pykeys"'
+	 if not k.endswith("_per_msg") for s in ("client", "server")) and all(
+	 abs(d["cost"][s]["cpu_user_pct"] + d["cost"][s]["cpu_sys_pct"] -
+	 d["cost"][s]["cpu_pct"]) <= 2 for s in ("client", "server"))' ||
+	show "$WORK/cm.err"
+run cm_event_stress cm human -c 100
+check "cm_event_stress: a CPU line per side under the table" grep -Eq \
+	'^ CPU, server: thread [0-9.]+ % \(usr/sys [0-9.]+/[0-9.]+\), process [0-9.]+ %; machine: busy' \
+	"$WORK/cm.human" || show "$WORK/cm.human"
+run cm_event_stress cm csv -c 100
+check "cm_event_stress: the cost as CSV comment lines" grep -q \
+	'^# cost.client: cpu_pct=[0-9.]* seconds=' "$WORK/cm.csv" || show "$WORK/cm.csv"
+
 # From outside: the server's utime + stime in /proc/PID/stat, read 2 s
 # apart well inside a steady -D 6 event-mode run (so setup, warm-up and
 # teardown stay out), against the proc_cpu_pct it reports for the run.
