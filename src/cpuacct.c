@@ -104,6 +104,24 @@ static int pid_stat(int pid, uint64_t *ticks, unsigned *flags)
 	return cqp_pid_stat_parse(buf, ticks, flags);
 }
 
+/* A task's CPU in ns: /proc/PID/schedstat's run time, exact where the
+ * kernel has it (CONFIG_SCHED_INFO), else /proc/PID/stat's ticks. */
+static int task_cpu_ns(int pid, uint64_t *ns)
+{
+	char path[64], buf[256];
+	uint64_t ticks;
+	unsigned flags;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	if (read_text(path, buf, sizeof(buf)) > 0 &&
+	    sscanf(buf, "%" SCNu64, ns) == 1)
+		return 0;
+	if (pid_stat(pid, &ticks, &flags) < 0)
+		return -1;
+	*ns = ticks * (uint64_t)(1000000000 / sysconf(_SC_CLK_TCK));
+	return 0;
+}
+
 /* Every kernel thread now, with its CPU so far. */
 static void kthreads_begin(struct cqp_cpu_acct *a)
 {
@@ -120,7 +138,7 @@ static void kthreads_begin(struct cqp_cpu_acct *a)
 
 		if (*end || pid <= 0 || pid > INT32_MAX ||
 		    pid_stat((int)pid, &ticks, &flags) < 0 ||
-		    !(flags & CQP_PF_KTHREAD))
+		    !(flags & CQP_PF_KTHREAD) || task_cpu_ns((int)pid, &ticks) < 0)
 			continue;
 		if (a->nkt == a->kt_cap) {
 			unsigned cap = a->kt_cap ? 2 * a->kt_cap : 256;
@@ -140,17 +158,16 @@ static void kthreads_begin(struct cqp_cpu_acct *a)
 		closedir(d);
 }
 
-/* Their CPU since; one that ended meanwhile is lost, one that started
- * meanwhile is not seen. */
-static uint64_t kthreads_ticks(const struct cqp_cpu_acct *a)
+/* Their CPU since, in ns; one that ended meanwhile is lost, one that
+ * started meanwhile is not seen (a pid reused meanwhile by a process
+ * would count: its run time is then below the old one, and skipped). */
+static uint64_t kthreads_ns(const struct cqp_cpu_acct *a)
 {
-	uint64_t sum = 0, ticks;
-	unsigned flags;
+	uint64_t sum = 0, ns;
 
 	for (unsigned i = 0; i < a->nkt; i++)
-		if (pid_stat(a->kt[i].pid, &ticks, &flags) == 0 &&
-		    (flags & CQP_PF_KTHREAD) && ticks >= a->kt[i].ticks)
-			sum += ticks - a->kt[i].ticks;
+		if (task_cpu_ns(a->kt[i].pid, &ns) == 0 && ns >= a->kt[i].ns)
+			sum += ns - a->kt[i].ns;
 	return sum;
 }
 
@@ -287,8 +304,7 @@ void cqp_acct_end(const struct cqp_cpu_acct *a, struct cqp_cost *out)
 		out->sys_softirq_pct = pct(
 		    delta_us(e.sys.softirq, s->sys.softirq) * tick_us, wall_us);
 		out->sys_kthread_pct =
-		    a->have_kt ? pct((double)kthreads_ticks(a) * tick_us, wall_us)
-			       : 0;
+		    a->have_kt ? pct((double)kthreads_ns(a) / 1e3, wall_us) : 0;
 		others = out->sys_busy_pct - out->sys_irq_pct -
 			 out->sys_softirq_pct - out->sys_kthread_pct -
 			 out->proc_cpu_pct;

@@ -6,8 +6,8 @@
  * Sources: CLOCK_THREAD_CPUTIME_ID and CLOCK_PROCESS_CPUTIME_ID (exact),
  * getrusage(RUSAGE_THREAD) for the user/system split (the kernel splits
  * the exact total in the ratio of tick samples), /proc/stat (USER_HZ
- * ticks, 10 ms), /proc/PID/stat of a peer on the same machine, and of
- * every kernel thread (ksoftirqd, kworkers: rxe's data path runs there as
+ * ticks, 10 ms), /proc/PID/stat of a peer on the same machine, and
+ * /proc/PID/schedstat (exact) of every kernel thread (ksoftirqd, kworkers: rxe's data path runs there as
  * much as in softirq proper, and /proc/stat counts that as system time).
  */
 #ifndef CQP_CPUACCT_H
@@ -36,10 +36,10 @@ struct cqp_cpu_snap {
 	uint64_t peer_ticks;		/* the peer's utime + stime */
 };
 
-/* A kernel thread seen when the phase began, and its CPU then. */
+/* A kernel thread seen when the phase began, and its CPU then (ns). */
 struct cqp_kthread {
 	int pid;
-	uint64_t ticks;
+	uint64_t ns;
 };
 
 struct cqp_cpu_acct {
