@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # Side-by-side RDMA CM connection setup of cm_event_stress and rdma-core's
 # cmtime (rdmacm-utils) on soft-RoCE: the full-connect rate of a storm of
-# connections with QPs, runs alternating ours/theirs so drift in the
-# (noisy, TCG-emulated) guest hits both tools alike.
+# connections with QPs, in pairs of runs (one of each tool, which goes
+# first alternating from pair to pair) so that drift in the (noisy,
+# TCG-emulated) guest cancels.
 #
-# Usage: bench-cm_event_stress.sh [--out DIR] [--timeout SEC]
+# Usage: bench-cm_event_stress.sh [--out DIR] [--timeout SEC] [--report TSV]
 #
-# BENCH_CONNECTIONS (default 500) connections per run, BENCH_RUNS (default
-# 3) runs per tool. Prints every run's full-connect rate in connections/s
-# of both tools, the per-run ratio ours/cmtime, the medians, the ratio of
-# the medians and a verdict against the target ratio (BENCH_TARGET,
-# default 1.0; ours must be at least that); then, as a note, each step's
-# figures of both tools (medians over the runs) side by side. Writes
-# summary.json and runs.tsv to DIR (default: build/bench-cm_event_stress).
+# BENCH_CONNECTIONS (default 500) connections per run, BENCH_PAIRS
+# (default 7, at least 7, at most 1000; BENCH_RUNS is its deprecated
+# alias) pairs. Prints every run's full-connect rate in connections/s of
+# both tools and the ratio ours/cmtime pair by pair, the medians, the
+# median of the paired ratios with its 95 % confidence interval (paired
+# bootstrap over the pairs, fixed seed) and a verdict: ahead or behind
+# when the interval excludes 1 (higher is better), else parity; then, as
+# a note, each step's figures of both tools (medians over the runs) side
+# by side. Writes summary.json and runs.tsv to DIR (default:
+# build/bench-cm_event_stress). --report TSV: no runs, the report of an
+# earlier run's runs.tsv again (summary.json into DIR, default TSV's
+# folder). --timeout: the whole run's (default 1800 s plus 30 s a run).
 # Both tools run server on CPU 0 and client on CPU 1 (BENCH_NO_PIN=1: no).
 # Exit status: 0 whatever the verdict (this is a measurement), 1 when a run
 # still fails after its retries, 2 on usage errors, else softroce-run.sh's.
@@ -69,6 +75,7 @@ set -euo pipefail
 . "$(dirname "$0")/bench-lib.sh"
 
 ours_tool=cm_event_stress
+tools=(ours theirs)
 need_files+=("build/src/$ours_tool")
 need_cmds[cmtime]="scripts/deps.sh installs rdmacm-utils"
 need_cmds[rdma]="scripts/deps.sh installs iproute2"
@@ -102,12 +109,12 @@ reset_figures() {
 }
 
 record() {
-    local run=$4 note=''
+    local pair=$4 note=''
     fields=("$conn_per_s" "$connect_ms" "$wall_ms" "$teardown_per_s"
         "$released" "$steps")
     [ "$released" != 1 ] || note=', server stopped after the client ended'
-    printf '%s: %d connections run %d %-6s %9.2f conn/s (connect %.1f ms, client wall %.1f ms%s)\n' \
-        "$prog" "$3" "$run" "$1" "$conn_per_s" "$connect_ms" "$wall_ms" \
+    printf '%s: %d connections pair %d %-6s %9.2f conn/s (connect %.1f ms, client wall %.1f ms%s)\n' \
+        "$prog" "$3" "$pair" "$1" "$conn_per_s" "$connect_ms" "$wall_ms" \
         "$note" >&2
 }
 
@@ -228,18 +235,14 @@ run_theirs() {
     [ -n "$steps" ]
 }
 
-# The table, medians, ratio and verdict, and the per-step note to stdout;
-# the same as JSON to $3.
+# The table, medians, paired ratios, interval and verdict, and the
+# per-step note to stdout; the same as JSON to $2.
 report() {
     bench_python "$@" <<'EOF'
 STEPS = [("create id", "create_id"), ("resolve addr", "resolve_addr"),
          ("resolve route", "resolve_route"), ("create qp", "create_qp"),
          ("connect", "connect"), ("disconnect", "disconnect"),
          ("destroy", "destroy")]
-
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
 
 def cell(v, f="%10.1f", w=10):
     return f % v if v is not None else "%*s" % (w, "-")
@@ -257,28 +260,33 @@ def step_medians(rows, tool, fields):
                 out[k]["event"] = got[0]["event"]
     return out
 
-def cm_case(case, mine, target):
+def cm_case(case, mine):
     n = int(mine[0]["iters"])
     label = "%d connections" % n
-    o, t = by_run(mine, "ours", "conn_per_s"), by_run(mine, "theirs",
-                                                     "conn_per_s")
-    print("%-6s %14s %14s %8s" % ("run", "ours conn/s", "cmtime conn/s",
-                                  "ratio"))
-    for run in distinct(mine, "run"):
-        ov, tv = o.get(run), t.get(run)
-        print("%-6s %14s %14s %8s" % (
-            run, cell(ov, "%14.2f", 14), cell(tv, "%14.2f", 14),
-            cell(ov / tv if ov and tv else None, "%8.3f", 8)))
+    pad = " " * len(label)
     entry = run_entry(n, mine, ("conn_per_s", "connect_ms", "wall_ms",
                                 "teardown_per_s"),
                       {"connections": n})
     del entry["bytes"], entry["iterations"]
     entry["theirs_server_stopped"] = int(sum(values(mine, "theirs",
                                                     "released")))
-    if compare(label, mine, "conn_per_s", target, False, entry):
+    o, t = by_pair(mine, "ours", "conn_per_s"), by_pair(mine, "theirs",
+                                                       "conn_per_s")
+    table(label, mine, [("ours conn/s", "ours", "conn_per_s", "%.2f", 1),
+                        ("cmtime conn/s", "theirs", "conn_per_s", "%.2f", 1)])
+    print("%s  %-13s %s" % (pad, "ratio", " ".join(
+        cell(o[p] / t[p] if p in o and p in t and t[p] else None, "%9.3f", 9)
+        for p in distinct(mine, "pair"))))
+    print("%s  median ours %s  cmtime %s conn/s" % (
+        pad, fmt(med(entry["ours_conn_per_s"])),
+        fmt(med(entry["theirs_conn_per_s"]))))
+    entry["ratio"] = compare(label, mine, "conn_per_s", False,
+                             "full-connect rate", vs_name="cmtime")
+    entry["verdict"] = entry["ratio"]["verdict"]
+    if entry["ours_connect_ms"] and entry["theirs_connect_ms"]:
         print("%s  full connect span (median): ours %.1f ms  cmtime %.1f ms;"
               "  teardown: ours %.2f  cmtime %.2f conn/s"
-              % (" " * len(label), med(entry["ours_connect_ms"]),
+              % (pad, med(entry["ours_connect_ms"]),
                  med(entry["theirs_connect_ms"]),
                  med(entry["ours_teardown_per_s"]),
                  med(entry["theirs_teardown_per_s"])))
@@ -321,10 +329,10 @@ def cm_case(case, mine, target):
 summarize("cm_event_stress vs cmtime (rdma-core), RDMA CM connections with"
           " QPs: full-connect rate in connections/s\n(first create to last"
           " ESTABLISHED; ours --concurrency = connections, cmtime all at"
-          " once per step)", "connections", cm_case, False,
+          " once per step)", "connections", cm_case,
           {"benchmark": "cm_event_stress vs cmtime", "unit": "connections/s",
            "rate": "connections / (first rdma_create_id .. last ESTABLISHED)"},
-          cases="cases", what="full-connect rate ")
+          cases="cases")
 EOF
 }
 

@@ -1,20 +1,31 @@
 #!/usr/bin/env bash
-# Side-by-side latency of cq_event_lat and perftest's ib_send_lat on
-# soft-RoCE, with equivalent settings: poll mode against ib_send_lat, event
-# mode against ib_send_lat -e, runs alternating ours/theirs so drift in the
-# (noisy, TCG-emulated) guest hits both tools alike.
+# Side-by-side latency of cq_event_lat, perftest's ib_send_lat and
+# rdma-core's ibv_rc_pingpong (the floor: the least an RC ping-pong loop
+# costs) on soft-RoCE, with equivalent settings: poll mode against
+# ib_send_lat and ibv_rc_pingpong, event mode against ib_send_lat -e and
+# ibv_rc_pingpong -e; in groups of runs, one of each tool (a "pair"), the
+# order rotating from pair to pair so that drift in the (noisy,
+# TCG-emulated) guest cancels.
 #
-# Usage: bench-cq_event_lat.sh [--out DIR] [--timeout SEC]
+# Usage: bench-cq_event_lat.sh [--out DIR] [--timeout SEC] [--report TSV]
 #
-# Sizes 64 and 4096 bytes in each mode, BENCH_RUNS (default 3) runs per
-# tool, mode and size; BENCH_ITERS_POLL (default 10000) and
-# BENCH_ITERS_EVENT (default 5000) exchanges per run. Prints every run's
-# one-way p50 latency in usec (perftest's t_typical), the medians, the
-# ratio ours/theirs and a verdict against the target ratio (BENCH_TARGET,
-# default 1.0; ours must be at most that); for event mode also the
-# client's CPU time per exchange. Writes summary.json and runs.tsv to DIR
-# (default: build/bench-cq_event_lat).
-# Both tools run server on CPU 0 and client on CPU 1 (BENCH_NO_PIN=1: no).
+# Sizes 64 and 4096 bytes in each mode, BENCH_PAIRS (default 7, at least
+# 7, at most 1000; BENCH_RUNS is its deprecated alias) pairs per mode and
+# size; BENCH_ITERS_POLL (default 10000) and BENCH_ITERS_EVENT (default
+# 5000) exchanges per run. Prints every run's one-way latency in usec pair
+# by pair (p50, perftest's t_typical, and average; ibv_rc_pingpong prints
+# only an average, its usec/iter being a round trip: half of it), the
+# medians, and per comparison the median of the paired ratios with its
+# 95 % confidence interval (paired bootstrap over the pairs, fixed seed)
+# and a verdict, ahead or behind when the interval excludes 1 (lower is
+# better), else parity: our p50 over ib_send_lat's, and our average over
+# ibv_rc_pingpong's (the floor); for event mode also the client's CPU time
+# per exchange against ib_send_lat's. Writes summary.json and runs.tsv to
+# DIR (default: build/bench-cq_event_lat). --report TSV: no runs, the
+# report of an earlier run's runs.tsv again (summary.json into DIR,
+# default TSV's folder). --timeout: the whole run's (default 1800 s plus
+# 30 s a run).
+# All tools run server on CPU 0 and client on CPU 1 (BENCH_NO_PIN=1: no).
 # Exit status: 0 whatever the verdict (this is a measurement), 1 when a run
 # still fails after its retries, 2 on usage errors, else softroce-run.sh's.
 set -euo pipefail
@@ -22,8 +33,10 @@ set -euo pipefail
 # shellcheck source=scripts/bench-lib.sh
 . "$(dirname "$0")/bench-lib.sh"
 
-# perftest's settings we match: bench_tools' (and one QP).
+# perftest's settings we match: bench_tools' (and one QP). The floor:
+# rdma-core's RC ping-pong, told the port's MTU (its default is 1024).
 bench_tools lat cq_event_lat ib_send_lat
+bench_floor ibv_rc_pingpong
 modes=(poll event)
 sizes=(64 4096)
 # Sized for a few seconds per run under TCG, where an exchange takes
@@ -31,10 +44,10 @@ sizes=(64 4096)
 declare -A default_iters=([poll]=10000 [event]=5000)
 
 case_column=case
-# p50 and avg one-way usec as each tool reports them; wall_us, the client's
-# wall time per exchange / 2; cpu_s, the client's CPU seconds, whole process
-# (setup included); tool_cpu_s, ours only: its own CPU figure for the
-# measured exchanges.
+# p50 and avg one-way usec as each tool reports them (the ping-pong: avg
+# only); wall_us, the client's wall time per exchange / 2; cpu_s, the
+# client's CPU seconds, whole process (setup included); tool_cpu_s, ours
+# only: its own CPU figure for the measured exchanges.
 tsv_columns=(p50_us avg_us wall_us cpu_s tool_cpu_s)
 
 # CASE is MODE-SIZE.
@@ -52,11 +65,11 @@ make_specs() {
 }
 
 record() {
-    local run=$4
+    local pair=$4 p50_text=${p50:+$(printf 'p50 %8.2f us' "$p50")}
     fields=("$p50" "$avg" "$wall_lat" "$cpu_s" "$tool_cpu")
-    printf '%s: %-5s %4s B run %d %-6s p50 %8.2f us avg %8.2f us (wall clock bound %.2f) CPU %.3f s\n' \
-        "$prog" "${2%-*}" "${2#*-}" "$run" "$1" "$p50" "$avg" "$wall_lat" \
-        "$cpu_s" >&2
+    printf '%s: %-5s %4s B pair %d %-8s %-15s avg %8.2f us (wall clock bound %.2f) CPU %.3f s\n' \
+        "$prog" "${2%-*}" "${2#*-}" "$pair" "$1" "$p50_text" "$avg" \
+        "$wall_lat" "$cpu_s" >&2
 }
 
 run_ours() {
@@ -83,51 +96,65 @@ run_theirs() {
     perftest_latency "$size" "$log"
 }
 
-# Medians, ratios and verdicts to stdout; the same as JSON to $3.
+run_pingpong() {
+    local mode=${1%-*} size=${1#*-} iters=$2 log=$3
+    pingpong_mtu || return 1
+    local args=(-s "$size" -m "$active_mtu")
+    [ "$mode" = poll ] || args+=(-e)
+    tool_cpu=''
+    pingpong_run "$log" "$iters" "${args[@]}"
+}
+
+# The runs, medians, paired ratios, intervals and verdicts to stdout; the
+# same as JSON to $2.
 report() {
     bench_python "$@" <<'EOF'
-def mode_case(case, mine, target):
+def mode_case(case, mine):
     mode, size = case.rsplit("-", 1)
     label = "%-5s %5d B" % (mode, int(size))
-    entry = latency(label, size, mine, target, {"mode": mode})
+    entry = latency(label, size, mine,
+                    "ib_send_lat" + (" -e" if mode == "event" else ""),
+                    "ibv_rc_pingpong" + (" -e" if mode == "event" else ""),
+                    {"mode": mode})
     if mode == "event":
-        # usec of client CPU per exchange. "process" is the whole client
-        # process (connection setup included, for both tools alike);
-        # "measured" is ours' own figure for the measured exchanges only.
-        iters, pad = entry["iterations"], " " * len(label)
-        cpu = {"ours_measured_us": "tool_cpu_s", "ours_process_us": "cpu_s",
-               "theirs_process_us": "cpu_s"}
-        for k, col in list(cpu.items()):
-            runs = [v / iters * 1e6 for v in values(mine, k.split("_")[0], col)]
-            cpu[k] = runs
-            cpu["median_" + k] = statistics.median(runs) if runs else None
-            print("%s  CPU/exchange %-17s %s" % (
-                pad, k[:-3].replace("_", " ") + ":",
-                "  ".join("%7.1f" % v for v in runs)))
-        t = cpu["median_theirs_process_us"]
-        for k in ("ours_measured", "ours_process"):
-            m = cpu["median_%s_us" % k]
-            cpu["verdict_" + k] = ("NO DATA" if t is None or m is None
-                                   else "PASS" if m < t else "FAIL")
+        # usec of client CPU per exchange, pair by pair. "process" is the
+        # whole client process (connection setup included, for all tools
+        # alike); "measured" is ours' own figure for the measured
+        # exchanges only. Compared: ours against ib_send_lat -e.
+        iters = entry["iterations"]
+        per = 1e6 / iters
+        table(" " * len(label), mine, [
+            ("CPU/exchange ours measured", "ours", "tool_cpu_s", "%.1f", per),
+            ("CPU/exchange ours process", "ours", "cpu_s", "%.1f", per),
+            ("CPU/exchange theirs process", "theirs", "cpu_s", "%.1f", per),
+            ("CPU/exchange pingpong process", "pingpong", "cpu_s", "%.1f",
+             per)])
+        cpu = {}
+        for k, tool, col in (("ours_measured_us", "ours", "tool_cpu_s"),
+                             ("ours_process_us", "ours", "cpu_s"),
+                             ("theirs_process_us", "theirs", "cpu_s"),
+                             ("pingpong_process_us", "pingpong", "cpu_s")):
+            cpu[k] = [v * per for v in values(mine, tool, col)]
+            cpu["median_" + k] = med(cpu[k])
+        cpu["ratio_process"] = compare(
+            label, mine, "cpu_s", True, "CPU/exchange process vs process",
+            vs_name="ib_send_lat -e")
+        cpu["ratio_measured"] = compare(
+            label, mine, "tool_cpu_s", True,
+            "CPU/exchange measured vs process", vs_name="ib_send_lat -e",
+            vs_key="cpu_s")
         entry["cpu_per_exchange"] = cpu
     return label, entry
 
-def cpu_verdict(label, e):
-    c = e.get("cpu_per_exchange")
-    if c:
-        fm = lambda k: "%.1f" % c[k] if c[k] is not None else "n/a"
-        print("verdict %s: CPU/exchange ours measured %s (%s), ours process"
-              " %s (%s) vs theirs process %s usec (target: ours lower)"
-              % (label, c["verdict_ours_measured"],
-                 fm("median_ours_measured_us"), c["verdict_ours_process"],
-                 fm("median_ours_process_us"),
-                 fm("median_theirs_process_us")))
-
-summarize("cq_event_lat vs ib_send_lat (-e in event mode), one-way latency"
-          " in usec; p50 = perftest's t_typical", "case", mode_case, True,
-          {"benchmark": "cq_event_lat vs ib_send_lat", "unit": "usec",
-           "latency": "one-way (round trip / 2)"},
-          cases="cases", what="p50 ", more=cpu_verdict)
+summarize("cq_event_lat vs ib_send_lat (-e in event mode), and ibv_rc_pingpong"
+          " (-e) as the floor;\none-way latency in usec; p50 = perftest's"
+          " t_typical; ibv_rc_pingpong: avg only (usec/iter / 2)",
+          "case", mode_case,
+          {"benchmark": "cq_event_lat vs ib_send_lat; floor ibv_rc_pingpong",
+           "unit": "usec", "latency": "one-way (round trip / 2)",
+           "floor": "ibv_rc_pingpong: average only (usec/iter, a round trip,"
+                    " / 2), compared with our average"},
+          cases="cases")
 EOF
 }
 

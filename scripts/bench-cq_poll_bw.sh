@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # Side-by-side bandwidth of cq_poll_bw (poll mode) and perftest's ib_send_bw
-# on soft-RoCE, with equivalent settings, runs alternating ours/theirs so
-# drift in the (noisy, TCG-emulated) guest hits both tools alike.
+# on soft-RoCE, with equivalent settings, in pairs of runs (one of each
+# tool, which goes first alternating from pair to pair) so that drift in
+# the (noisy, TCG-emulated) guest cancels.
 #
-# Usage: bench-cq_poll_bw.sh [--out DIR] [--timeout SEC]
+# Usage: bench-cq_poll_bw.sh [--out DIR] [--timeout SEC] [--report TSV]
 #
-# Sizes 64, 4096 and 65536 bytes, BENCH_RUNS (default 3) runs per tool and
-# size; iterations per size from BENCH_ITERS_64, BENCH_ITERS_4096 and
+# Sizes 64, 4096 and 65536 bytes, BENCH_PAIRS (default 7, at least 7, at
+# most 1000; BENCH_RUNS is its deprecated alias) pairs per size;
+# iterations per size from BENCH_ITERS_64, BENCH_ITERS_4096 and
 # BENCH_ITERS_65536. Prints every run's average bandwidth in MB/s (2^20
-# bytes/s), the medians, the ratio ours/theirs and a verdict against the
-# target ratio (BENCH_TARGET, default 1.0); writes summary.json and
-# runs.tsv to DIR (default: build/bench-cq_poll_bw).
+# bytes/s) pair by pair, the medians, the median of the paired ratios
+# ours/theirs with its 95 % confidence interval (paired bootstrap over the
+# pairs, fixed seed) and a verdict: ahead or behind when the interval
+# excludes 1 (higher is better), else parity. Writes summary.json and
+# runs.tsv to DIR (default: build/bench-cq_poll_bw). --report TSV: no
+# runs, the report of an earlier run's runs.tsv again (summary.json into
+# DIR, default TSV's folder). --timeout: the whole run's (default 1800 s
+# plus 30 s a run).
 # Both tools run server on CPU 0 and client on CPU 1 (BENCH_NO_PIN=1: no).
 # Exit status: 0 whatever the verdict (this is a measurement), 1 when a run
 # still fails after its retries, 2 on usage errors, else softroce-run.sh's.
@@ -31,10 +38,10 @@ rx_depth=512
 tsv_columns=(mbps wall_mbps)
 
 record() {
-    local size=$2 run=$4
+    local size=$2 pair=$4
     fields=("$mbps" "$wall_mbps")
-    printf '%s: %6s B run %d %-6s %10.2f MB/s (client wall clock: %.2f)\n' \
-        "$prog" "$size" "$run" "$1" "$mbps" "$wall_mbps" >&2
+    printf '%s: %6s B pair %d %-6s %10.2f MB/s (client wall clock: %.2f)\n' \
+        "$prog" "$size" "$pair" "$1" "$mbps" "$wall_mbps" >&2
 }
 
 run_ours() {
@@ -55,14 +62,15 @@ run_theirs() {
     mbps=$(perftest_mbps "$size" "$log")
 }
 
-# Medians, ratios and verdicts to stdout; the same as JSON to $3.
+# The runs, medians, paired ratios, intervals and verdicts to stdout; the
+# same as JSON to $2.
 report() {
     bench_python "$@" <<'EOF'
-def size_case(size, mine, target):
+def size_case(size, mine):
     label = "%7d B" % int(size)
-    return label, bandwidth(label, size, mine, target)
+    return label, bandwidth(label, size, mine, "ib_send_bw")
 summarize("cq_poll_bw (poll) vs ib_send_bw, average bandwidth in MB/s"
-          " (2^20 B/s)", "size", size_case, False,
+          " (2^20 B/s)", "size", size_case,
           {"benchmark": "cq_poll_bw poll vs ib_send_bw", "unit": "MiB/s"})
 EOF
 }

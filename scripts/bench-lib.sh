@@ -1,13 +1,18 @@
 # shellcheck shell=bash
 # Shared part of the side-by-side benchmarks (scripts/bench-*.sh): ours and
-# perftest's counterpart in one soft-RoCE run, runs alternating ours/theirs
-# so drift in the (noisy, TCG-emulated) guest hits both tools alike, failed
-# runs retried, medians, ratios and verdicts. Sourced, not run: the script
-# ends with `bench_main "$@"`, which re-invokes it with --inner on
-# soft-RoCE.
+# its counterparts (perftest's, and for latency rdma-core's minimal
+# ping-pong as a floor) in one soft-RoCE run, in BENCH_PAIRS pairs (a pair:
+# one run of each tool, the order rotating from pair to pair so that drift
+# in the noisy, TCG-emulated guest cancels), failed runs retried; then per
+# pair the ratio ours/theirs, the median of those ratios, a 95 % interval
+# from a paired bootstrap and a verdict ahead, parity or behind (bench_py).
+# Sourced, not run: the script ends with `bench_main "$@"`, which
+# re-invokes it with --inner on soft-RoCE, or with --report TSV makes the
+# report of an earlier run's runs.tsv again, on this machine.
 #
-# The script calls bench_tools (which sets need_files, need_cmds and
-# the perftest settings to match), sets before bench_main:
+# The script calls bench_tools (which sets tools, need_files, need_cmds
+# and the perftest settings to match), and bench_floor for latency, sets
+# before bench_main:
 #   case_column   TSV name of the first column (what a CASE is; "size"
 #                 unless set)
 #   tsv_columns   array, names of the columns `record` fills
@@ -17,13 +22,14 @@
 #   make_specs                outer part: specs=(CASE:ITERS ...) from the
 #                             environment; exit 2 on bad values
 #                             (specs_by_size, bench_iters)
-#   run_ours|run_theirs CASE ITERS LOG
-#                             one run (ours_run or perftest_run, or
-#                             start_server, timed_client, finish_server);
-#                             0 when it got its figures
-#   record TOOL CASE ITERS RUN
+#   run_TOOL CASE ITERS LOG   for each of tools (run_ours, run_theirs,
+#                             run_pingpong): one run (ours_run,
+#                             perftest_run, pingpong_run, or start_server,
+#                             timed_client, finish_server); 0 when it got
+#                             its figures
+#   record TOOL CASE ITERS PAIR
 #                             fields=(the TSV columns); progress to stderr
-#   report TSV TARGET JSON    the table to stdout, the summary to JSON
+#   report TSV JSON           the table to stdout, the summary to JSON
 #                             (bench_python, summarize)
 # and may redefine
 #   plausible TOOL CASE ITERS the figures agree with the wall clock
@@ -38,11 +44,22 @@ case_column=size
 tsv_columns=()
 need_files=()
 declare -A need_cmds=()
+# The tools a pair runs, in the order of the first pair (bench_tools,
+# bench_floor); TSV names, each with its hook run_TOOL.
+tools=()
 
 # Settings the helpers and hooks below read.
-# Ports: ours, and perftest's default.
+# Ports: ours, perftest's default, and one for rdma-core's ping-pong (whose
+# default is perftest's).
 ours_port=18600
 theirs_port=18515
+pingpong_port=18700
+# Pairs of runs: at least this many (BENCH_PAIRS), so that the interval of
+# the median of the paired ratios can exclude 1 at all (bench_py's
+# MIN_PAIRS is the same), and at most that many.
+pairs_default=7
+pairs_min=7
+pairs_max=1000
 # On UD, with its default rx depth, perftest posts one receive per
 # iteration up to 16000 (UC_MAX_RX; "RX depth" in its server's header):
 # rx_depth_for ITERS is the receive queue that matches it.
@@ -66,6 +83,7 @@ inline=0
 #        only, every -n exchange is measured); plausible_lat
 bench_tools() {
     kind=$1 ours_tool=$2 theirs_tool=$3
+    tools=(ours theirs)
     need_files+=("build/src/$ours_tool")
     need_cmds[$theirs_tool]="scripts/deps.sh installs perftest"
     # shellcheck disable=SC2034  # for the hooks
@@ -74,6 +92,17 @@ bench_tools() {
         lat) tx_depth=1 warmup=0 ;;
         *) echo "$prog: bench_tools: no kind $kind" >&2; exit 2 ;;
     esac
+}
+
+# bench_floor TOOL, after bench_tools lat: a third tool, rdma-core's
+# ping-pong TOOL (ibv_rc_pingpong or ibv_ud_pingpong, pingpong_run), as
+# "pingpong" in the TSV with its hook run_pingpong: the floor, the least a
+# ping-pong loop costs on the device.
+bench_floor() {
+    floor_tool=$1
+    tools+=(pingpong)
+    need_cmds[$floor_tool]="scripts/deps.sh installs ibverbs-utils"
+    need_cmds[ibv_devinfo]="scripts/deps.sh installs ibverbs-utils"
 }
 
 plausible() { "plausible_$kind" "$@"; }
@@ -97,10 +126,10 @@ if [ "$(nproc)" -lt 2 ] || [ -n "${BENCH_NO_PIN:-}" ]; then
 fi
 
 # ---------------------------------------------------------------------------
-# Inner part: runs on soft-RoCE (in the guest), given RUNS TARGET CASE:ITERS...
+# Inner part: runs on soft-RoCE (in the guest), given PAIRS CASE:ITERS...
 bench_inner() {
-    local runs=$1 target=$2
-    shift 2
+    local pairs=$1
+    shift
     # shellcheck disable=SC2034  # dev, addr and gid are for the hooks
     local dev=${CQPERF_RXE_DEV:?} addr=${CQPERF_SERVER_ADDR:?} \
         gid=${CQPERF_RXE_GID_INDEX:?} out=${CQPERF_OUT:?}
@@ -108,7 +137,7 @@ bench_inner() {
     mkdir -p "$logs"
     local tsv=$out/runs.tsv
     {
-        printf '%s\titers\trun\ttool\tattempts' "$case_column"
+        printf '%s\titers\tpair\torder\ttool\tattempts' "$case_column"
         printf '\t%s' "${tsv_columns[@]}"
         printf '\n'
     } >"$tsv"
@@ -119,21 +148,27 @@ bench_inner() {
     trap 'exit 143' TERM
     trap 'exit 130' INT
 
-    local spec case iters run tool failed=0
+    local spec case iters pair order tool failed=0 ntools=${#tools[@]} i
     for spec in "$@"; do
         case=${spec%%:*} iters=${spec#*:}
-        for ((run = 1; run <= runs; run++)); do
-            for tool in ours theirs; do
-                if measure "$tool" "$case" "$iters" "$run"; then
-                    record "$tool" "$case" "$iters" "$run"
+        for ((pair = 1; pair <= pairs; pair++)); do
+            # The order rotates: with two tools ours-theirs, then
+            # theirs-ours; with three each tool takes each place once in
+            # every three pairs. Linear drift cancels over each such
+            # round (within one pair it leans one way, then the other).
+            for ((order = 1; order <= ntools; order++)); do
+                i=$(((pair - 1 + order - 1) % ntools))
+                tool=${tools[$i]}
+                if measure "$tool" "$case" "$iters" "$pair"; then
+                    record "$tool" "$case" "$iters" "$pair"
                 else
                     failed=1
                     # As many empty fields as columns: a failed run.
                     fields=("${tsv_columns[@]/*/}")
                 fi
                 {
-                    printf '%s\t%s\t%s\t%s\t%s' "$case" "$iters" "$run" \
-                        "$tool" "$attempts"
+                    printf '%s\t%s\t%s\t%s\t%s\t%s' "$case" "$iters" \
+                        "$pair" "$order" "$tool" "$attempts"
                     printf '\t%s' "${fields[@]}"
                     printf '\n'
                 } >>"$tsv"
@@ -141,7 +176,7 @@ bench_inner() {
         done
     done
 
-    report "$tsv" "$target" "$out/summary.json"
+    report "$tsv" "$out/summary.json"
     return "$failed"
 }
 
@@ -300,20 +335,18 @@ finish_server_within() {
 # One measurement with retries; sets $attempts (no subshell, so that
 # $server_pid stays ours to clean up).
 measure() {
-    local tool=$1 case=$2 iters=$3 run=$4 log
+    local tool=$1 case=$2 iters=$3 pair=$4 log
     for ((attempts = 1; attempts <= attempts_max; attempts++)); do
-        log=$logs/$tool-$case-run$run-try$attempts
-        if case $tool in
-            ours) run_ours "$case" "$iters" "$log" ;;
-            *) run_theirs "$case" "$iters" "$log" ;;
-        esac && plausible "$tool" "$case" "$iters"; then
+        log=$logs/$tool-$case-pair$pair-try$attempts
+        if "run_$tool" "$case" "$iters" "$log" &&
+            plausible "$tool" "$case" "$iters"; then
             return 0
         fi
         stop_server
         # Say why: perftest's CPU-frequency estimate ("Correlation
         # coefficient r^2 ... Can't produce a report") fails now and then
         # under TCG, which is what the retries are for.
-        echo "$prog: $tool $(describe "$case") run $run attempt $attempts failed:" >&2
+        echo "$prog: $tool $(describe "$case") pair $pair attempt $attempts failed:" >&2
         tail -n 5 "$log.client" "$log.server" 2>/dev/null | sed 's/^/    /' >&2
     done
     attempts=$attempts_max
@@ -386,17 +419,17 @@ plausible_bw() {
 }
 
 # plausible_lat TOOL CASE ITERS, for plausible: the average one-way
-# latency $avg (and $p50, one-way too) cannot be more than the client's
-# whole run over ITERS exchanges, each two ways; the cycle rate again.
-# Sets $wall_lat, the wall-clock bound on the one-way average, for the
-# record.
+# latency $avg (and $p50, one-way too, where the tool reports one: the
+# ping-pong does not) cannot be more than the client's whole run over
+# ITERS exchanges, each two ways; the cycle rate again. Sets $wall_lat,
+# the wall-clock bound on the one-way average, for the record.
 plausible_lat() {
     local iters=$3
     wall_lat=$(awk -v n="$iters" -v us="$wall_us" \
         'BEGIN { printf "%.3f", us / n / 2 }')
-    if awk -v a="$avg" -v w="$wall_lat" -v p="$p50" \
+    if awk -v a="$avg" -v w="$wall_lat" -v p="${p50:-$avg}" \
         'BEGIN { exit !(a > 1.01 * w || a <= 0 || p <= 0) }'; then
-        echo "$prog: reported average $avg us (p50 $p50 us) is outside (0, wall-clock bound $wall_lat us]" >&2
+        echo "$prog: reported average $avg us${p50:+ (p50 $p50 us)} is outside (0, wall-clock bound $wall_lat us]" >&2
         return 1
     fi
 }
@@ -494,14 +527,88 @@ perftest_latency() {
     [ -n "$p50" ] && [ -n "$avg" ]
 }
 
-# Python helpers for the `report` hooks: bench_python ARGS... runs the
-# script on stdin after them.
+# pingpong_mtu: sets $active_mtu, the active MTU of port 1 of $dev in
+# bytes (ibv_devinfo), which our tools and perftest use and
+# ibv_rc_pingpong must be told (its default is 1024); asked once.
+pingpong_mtu() {
+    if [ -z "${active_mtu:-}" ]; then
+        active_mtu=$(ibv_devinfo -d "$dev" -i 1 |
+            sed -n 's/^[[:space:]]*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p')
+    fi
+    [ -n "$active_mtu" ] || {
+        echo "$prog: no active_mtu for $dev in ibv_devinfo's output" >&2
+        return 1
+    }
+}
+
+# pingpong_run LOG ITERS ARGS...: one run of rdma-core's ping-pong
+# (bench_floor's tool) on $pingpong_port with device, GID index and ITERS,
+# server and client also given ARGS (-s SIZE, -e, -m MTU: their flags must
+# match, as nothing checks them), the client the server's address. Sets
+# $avg, the one-way average in usec, and $p50 to nothing (it prints only
+# an average); 0 when both ended well and the client printed its figure.
+# The figure: "N iters in S seconds = X usec/iter", where an iteration is
+# one send and one receive on each side (the client's ping and the
+# server's pong; its bytes line counts SIZE * N * 2), so X is a round trip
+# and the one-way average, like perftest's and ours, is X / 2.
+pingpong_run() {
+    local log=$1 iters=$2 n='' x=''
+    shift 2
+    local args=(-d "$dev" -g "$gid" -p "$pingpong_port" -n "$iters" "$@")
+    avg='' p50=''
+    # Their flags, for the record: nothing else shows them.
+    echo "$floor_tool ${args[*]} [$addr]" >"$log.cmd"
+    start_server "$log" "$pingpong_port" "$floor_tool" "${args[@]}" ||
+        return 1
+    timed_client "$log" "$floor_tool" "${args[@]}" "$addr" || return 1
+    finish_server || return 1
+    read -r n x <<<"$(sed -n 's/^\([0-9]*\) iters in [0-9.]* seconds = \([0-9.]*\) usec\/iter$/\1 \2/p' \
+        "$log.client")" || true
+    if [ "$n" != "$iters" ] || [ -z "$x" ]; then
+        echo "$prog: $floor_tool printed no \"$iters iters in ... usec/iter\"" >&2
+        return 1
+    fi
+    avg=$(awk -v x="$x" 'BEGIN { printf "%.3f", x / 2 }')
+}
+
+# Python helpers for the `report` hooks: bench_python TSV JSON runs the
+# script on stdin after them, which ends with summarize(...). The one place
+# of the statistics: the paired ratios, their median, its bootstrap
+# interval and the verdict (compare).
 # shellcheck disable=SC2016  # Python, not shell
 bench_py='
-import csv, json, statistics, sys
+import csv, json, math, random, statistics, sys
+
+# At least this many pairs (bench-lib.sh: pairs_min): with fewer, the
+# interval of a median of paired ratios cannot exclude 1 at this level.
+MIN_PAIRS = 7
+# The paired bootstrap: RESAMPLES resamples of the pairs, with
+# replacement, from a generator seeded with SEED (the same TSV always
+# gives the same interval); the statistic is the median of the paired
+# ratios of a resample; the interval is the LEVEL percentile interval.
+RESAMPLES = 10000
+SEED = 12
+LEVEL = 0.95
+COLUMNS = ("iters", "pair", "order", "tool", "attempts")
+# Verdicts, for the summary: (label, what, comparison), in order.
+VERDICTS = []
 
 def load(tsv):
-    return list(csv.DictReader(open(tsv), delimiter="\t"))
+    """The rows of runs.tsv; exit 2 unless it has the columns and pairs
+    of one (at least MIN_PAIRS pairs)."""
+    with open(tsv) as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    missing = [c for c in COLUMNS if not rows or c not in rows[0]]
+    if missing:
+        sys.stderr.write("%s: no rows or no column %s: not a runs.tsv\n"
+                         % (tsv, ", ".join(missing)))
+        sys.exit(2)
+    pairs = len(distinct(rows, "pair"))
+    if pairs < MIN_PAIRS:
+        sys.stderr.write("%s: %d pairs, at least %d wanted (BENCH_PAIRS)\n"
+                         % (tsv, pairs, MIN_PAIRS))
+        sys.exit(2)
+    return rows
 
 def distinct(rows, key):
     seen = []
@@ -513,110 +620,189 @@ def distinct(rows, key):
 def values(rows, tool, key):
     return [float(r[key]) for r in rows if r["tool"] == tool and r[key]]
 
-def by_run(rows, tool, key):
-    return {r["run"]: float(r[key]) for r in rows
+def by_pair(rows, tool, key):
+    return {r["pair"]: float(r[key]) for r in rows
             if r["tool"] == tool and r[key]}
 
-def fmt(v, f="%.3f"):
-    return f % v if v else "n/a"
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
 
-def series(label, ours, theirs, f="%9.2f"):
-    """Every run of both tools; the second line is indented as wide
-    as label."""
-    print("%s  ours:   %s" % (label, "  ".join(f % v for v in ours)))
-    print("%s  theirs: %s" % (" " * len(label),
-                              "  ".join(f % v for v in theirs)))
+def fmt(v, f="%.2f"):
+    return f % v if v is not None else "n/a"
 
-def compare(label, rows, key, target, lower_better, entry):
-    """Medians of column key and their ratio ours/theirs, printed under
-    label and added to entry as ours_median_KEY, theirs_median_KEY, ratio,
-    paired_ratio_median and verdict (against target)."""
-    ours, theirs = values(rows, "ours", key), values(rows, "theirs", key)
-    if not (ours and theirs):
-        entry["verdict"] = "NO DATA"
-        return False
-    mo, mt = statistics.median(ours), statistics.median(theirs)
-    # Runs pair up by number: neighbours in time, alike in drift.
-    o, t = by_run(rows, "ours", key), by_run(rows, "theirs", key)
-    pairs = [o[r] / t[r] for r in o if r in t and t[r] > 0]
-    ratio = mo / mt if mt > 0 else None
-    entry.update({"ours_median_" + key: mo, "theirs_median_" + key: mt,
-                  "ratio": ratio,
-                  "paired_ratio_median": statistics.median(pairs)
-                  if pairs else None})
-    print("%s  median ours %.2f  theirs %.2f  ratio %s"
-          " (median of paired ratios %s)"
-          % (" " * len(label), mo, mt, fmt(ratio),
-             fmt(entry["paired_ratio_median"]) if pairs else "n/a"))
-    ok = ratio is not None and (ratio <= target if lower_better
-                                else ratio >= target)
-    entry["verdict"] = "PASS" if ok else "FAIL"
-    return True
+def bootstrap_ci(ratios, resamples=RESAMPLES, seed=SEED, level=LEVEL):
+    """The percentile interval of the median of the paired ratios over
+    resamples of the pairs (with replacement)."""
+    rng, n = random.Random(seed), len(ratios)
+    meds = sorted(statistics.median([ratios[int(rng.random() * n)]
+                                     for _ in range(n)])
+                  for _ in range(resamples))
+    alpha = (1 - level) / 2
+    lo = meds[int(math.floor(alpha * resamples))]
+    hi = meds[min(resamples, int(math.ceil((1 - alpha) * resamples))) - 1]
+    return lo, hi
 
-def verdict(label, entry, target, lower_better, what=""):
-    print("verdict %s: %s%s (ratio %s, target %s %g)"
-          % (label, what, entry["verdict"], fmt(entry.get("ratio")),
-             "<=" if lower_better else ">=", target))
+def verdict_of(lo, hi, lower_better):
+    """ahead or behind only when the interval [lo, hi] of ours/theirs
+    excludes 1, else parity."""
+    if lo > 1:
+        return "behind" if lower_better else "ahead"
+    if hi < 1:
+        return "ahead" if lower_better else "behind"
+    return "parity"
 
-def run_entry(size, mine, columns, head={}, **extra):
+def compare(label, rows, key, lower_better, what, vs="theirs", vs_name=None,
+            vs_key=None):
+    """Pair by pair, ours key over vs vs_key (default key): the paired
+    ratios, their median, its interval (bootstrap_ci) and the verdict,
+    printed as one line under label and kept for summarize; returned as
+    a dict. Verdict "none" with fewer than MIN_PAIRS complete pairs."""
+    vs_key = vs_key or key
+    o, t = by_pair(rows, "ours", key), by_pair(rows, vs, vs_key)
+    ratios = [o[p] / t[p] for p in distinct(rows, "pair")
+              if p in o and p in t and t[p] > 0]
+    c = {"what": what, "ours": key, "vs": vs_name or vs, "vs_column": vs_key,
+         "lower_is_better": lower_better, "pairs": len(ratios),
+         "ratios": ratios, "median": None, "ci95": None, "verdict": "none"}
+    if len(ratios) >= MIN_PAIRS:
+        lo, hi = bootstrap_ci(ratios)
+        c.update(median=statistics.median(ratios), ci95=[lo, hi],
+                 verdict=verdict_of(lo, hi, lower_better))
+        text = "median %.3f, 95%% CI [%.3f, %.3f]" % (c["median"], lo, hi)
+    else:
+        text = "no verdict: %d complete pairs, %d wanted" % (len(ratios),
+                                                            MIN_PAIRS)
+    print("%s  %s ours/%s: %s (%d pairs)"
+          % (" " * len(label), what, c["vs"], text, len(ratios)))
+    VERDICTS.append((label, c))
+    return c
+
+def verdict_line(label, c):
+    if c["median"] is None:
+        detail = "%d complete pairs, %d wanted" % (c["pairs"], MIN_PAIRS)
+    else:
+        detail = "median %.3f, 95%% CI [%.3f, %.3f] %s 1" % (
+            c["median"], c["ci95"][0], c["ci95"][1],
+            "includes" if c["verdict"] == "parity" else "excludes")
+    print("verdict %s: %s ours/%s: %s (%s; %s is better)"
+          % (" ".join(label.split()), c["what"], c["vs"], c["verdict"],
+             detail,
+             "lower" if c["lower_is_better"] else "higher"))
+
+def table(label, mine, lines):
+    """Per pair, in columns: which tool went first, then each of lines,
+    (name, tool, column, format, scale); a run that failed is "-"."""
+    pairs = distinct(mine, "pair")
+    first = {r["pair"]: r["tool"] for r in mine if r["order"] == "1"}
+    w = max([len(n) for n, *_ in lines] + [5])
+    pad = " " * len(label)
+    print("%s  %-*s %s" % (label, w, "pair", " ".join("%9s" % p
+                                                      for p in pairs)))
+    print("%s  %-*s %s" % (pad, w, "first", " ".join(
+        "%9s" % first.get(p, "-")[:9] for p in pairs)))
+    for name, tool, col, f, scale in lines:
+        got = by_pair(mine, tool, col)
+        print("%s  %-*s %s" % (pad, w, name, " ".join(
+            "%9s" % (f % (got[p] * scale)) if p in got else "%9s" % "-"
+            for p in pairs)))
+
+def run_entry(size, mine, columns, head={}, tools=("ours", "theirs"),
+              **extra):
     """The summary entry of a case: the items of head, bytes, iterations,
-    the runs of each tool for each of columns (ours_COL, theirs_COL), the
-    items of extra, retries."""
-    entry = dict(head, bytes=int(size), iterations=int(mine[0]["iters"]))
+    pairs, the runs of each of tools for each of columns (TOOL_COL, in
+    pair order), the items of extra, retries."""
+    entry = dict(head, bytes=int(size), iterations=int(mine[0]["iters"]),
+                 pairs=len(distinct(mine, "pair")))
     for col in columns:
-        for tool in ("ours", "theirs"):
-            entry[tool + "_" + col] = values(mine, tool, col)
+        for tool in tools:
+            got = values(mine, tool, col)
+            if got or tool != "pingpong":
+                entry[tool + "_" + col] = got
     entry.update(extra)
     entry["retries"] = sum(int(r["attempts"]) - 1 for r in mine)
     return entry
 
-def bandwidth(label, size, mine, target, **extra):
-    """A bandwidth case (columns mbps and wall_mbps, higher is better):
-    the runs, medians, ratio and wall-clock check printed under label; its
-    entry (run_entry, compare) returned."""
+def bandwidth(label, size, mine, name, **extra):
+    """A bandwidth case (columns mbps and wall_mbps, higher is better)
+    against name: the runs by pair, medians, paired ratios, interval and
+    wall-clock check printed under label; its entry (run_entry, with the
+    comparison under "ratio" and its verdict) returned."""
     entry = run_entry(size, mine, ("mbps", "wall_mbps"), **extra)
-    wall_o, wall_t = entry["ours_wall_mbps"], entry["theirs_wall_mbps"]
-    series(label, entry["ours_mbps"], entry["theirs_mbps"])
+    pad = " " * len(label)
+    table(label, mine, [("ours", "ours", "mbps", "%.2f", 1),
+                        ("theirs", "theirs", "mbps", "%.2f", 1)])
+    print("%s  median ours %s  theirs %s MB/s" % (
+        pad, fmt(med(entry["ours_mbps"])), fmt(med(entry["theirs_mbps"]))))
+    entry["ratio"] = compare(label, mine, "mbps", False, "bandwidth",
+                             vs_name=name)
+    entry["verdict"] = entry["ratio"]["verdict"]
     # Bytes over the whole run of each client, setup included: a check on
     # the clocks of the tools themselves, not the figure compared.
-    if compare(label, mine, "mbps", target, False, entry) and wall_o and wall_t:
-        print("%s  wall-clock check (setup included): ours %.2f  theirs %.2f"
-              % (" " * len(label), statistics.median(wall_o),
-                 statistics.median(wall_t)))
+    print("%s  wall-clock check (setup included): ours %s  theirs %s"
+          % (pad, fmt(med(entry["ours_wall_mbps"])),
+             fmt(med(entry["theirs_wall_mbps"]))))
     return entry
 
-def latency(label, size, mine, target, head={}, **extra):
-    """A latency case (columns p50_us, avg_us and wall_us; p50 compared,
-    lower is better): the runs, medians, ratio, averages and wall-clock
-    bounds printed under label; its entry (run_entry, compare) returned."""
+def latency(label, size, mine, name, floor=None, head={}, **extra):
+    """A latency case (columns p50_us, avg_us and wall_us, one-way usec;
+    lower is better) against name, perftest (p50 against its t_typical),
+    and, given floor, the name of the ping-pong, against that (our
+    average against its average: all it prints): the runs by pair,
+    medians, paired ratios, intervals and wall-clock bounds printed under
+    label; its entry (run_entry, with the comparisons under "ratio" and
+    "floor", and the verdict of the first) returned."""
+    tools = ("ours", "theirs") + (("pingpong",) if floor else ())
     entry = run_entry(size, mine, ("p50_us", "avg_us", "wall_us"), head,
-                      **extra)
-    series(label, entry["ours_p50_us"], entry["theirs_p50_us"])
-    if compare(label, mine, "p50_us", target, True, entry):
-        med = lambda k: statistics.median(entry[k]) if entry[k] else 0
-        # The wall-clock bound: a check on the clocks of the tools.
-        print("%s  average: ours %.2f  theirs %.2f;  wall-clock bound"
-              " (setup included): ours %.2f  theirs %.2f"
-              % (" " * len(label), med("ours_avg_us"), med("theirs_avg_us"),
-                 med("ours_wall_us"), med("theirs_wall_us")))
+                      tools, **extra)
+    pad = " " * len(label)
+    lines = [("ours p50", "ours", "p50_us", "%.2f", 1),
+             ("theirs p50", "theirs", "p50_us", "%.2f", 1),
+             ("ours avg", "ours", "avg_us", "%.2f", 1),
+             ("theirs avg", "theirs", "avg_us", "%.2f", 1)]
+    if floor:
+        lines.append(("pingpong avg", "pingpong", "avg_us", "%.2f", 1))
+    table(label, mine, lines)
+    m = lambda t, c: fmt(med(entry.get(t + "_" + c, [])))
+    print("%s  median p50: ours %s  theirs %s;  avg: ours %s  theirs %s%s"
+          % (pad, m("ours", "p50_us"), m("theirs", "p50_us"),
+             m("ours", "avg_us"), m("theirs", "avg_us"),
+             "  pingpong %s" % m("pingpong", "avg_us") if floor else ""))
+    # The wall-clock bound: a check on the clocks of the tools.
+    print("%s  wall-clock bound (setup included): ours %s  theirs %s%s"
+          % (pad, m("ours", "wall_us"), m("theirs", "wall_us"),
+             "  pingpong %s" % m("pingpong", "wall_us") if floor else ""))
+    entry["ratio"] = compare(label, mine, "p50_us", True, "p50",
+                             vs_name=name)
+    entry["verdict"] = entry["ratio"]["verdict"]
+    if floor:
+        entry["floor"] = compare(label, mine, "avg_us", True,
+                                 "avg (floor, avg vs avg)", "pingpong",
+                                 floor)
     return entry
 
-def summarize(title, key, case, lower_better, meta, cases="sizes",
-              what="", more=None):
-    """The whole report, from the arguments of the hook: title; for each
-    value of column key, in order, case(value, its rows, target) -> (label,
-    entry), printing its part; then the verdict of each case (and
-    more(label, entry)); the JSON: the items of meta, target_ratio, and the
-    entries under the name cases."""
-    rows, target, out = load(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+def summarize(title, key, case, meta, cases="sizes"):
+    """The whole report, from the arguments of the hook (TSV JSON): title;
+    for each value of column key, in order, case(value, its rows) ->
+    (label, entry), printing its part; then every verdict (compare); the
+    JSON: the items of meta, the pairs, the bootstrap, and the entries
+    under the name cases."""
+    rows, out = load(sys.argv[1]), sys.argv[2]
     print(title)
-    summary = [case(v, [r for r in rows if r[key] == v], target)
+    print("%d pairs, the order rotating; ratios ours/theirs pair by pair,"
+          " their median and its 95%% CI" % len(distinct(rows, "pair")))
+    print("(paired bootstrap, %d resamples, seed %d); verdict ahead or"
+          " behind only when the CI excludes 1" % (RESAMPLES, SEED))
+    summary = [case(v, [r for r in rows if r[key] == v])
                for v in distinct(rows, key)]
-    for label, e in summary:
-        verdict(label, e, target, lower_better, what)
-        if more:
-            more(label, e)
-    json.dump(dict(meta, target_ratio=target,
+    for label, c in VERDICTS:
+        verdict_line(label, c)
+    json.dump(dict(meta, pairs=len(distinct(rows, "pair")),
+                   bootstrap={"resamples": RESAMPLES, "seed": SEED,
+                              "level": LEVEL,
+                              "statistic": "median of the paired ratios"
+                                           " ours/theirs",
+                              "interval": "percentile"},
                    **{cases: [e for _, e in summary]}),
               open(out, "w"), indent=2)
 '
@@ -626,6 +812,28 @@ bench_python() {
 
 # ---------------------------------------------------------------------------
 # Outer part: check arguments and hand the inner part to soft-RoCE.
+
+# bench_pairs: sets $pairs from BENCH_PAIRS (else its deprecated alias
+# BENCH_RUNS, else pairs_default); exit 2 unless a count from pairs_min
+# to pairs_max.
+bench_pairs() {
+    local var=BENCH_PAIRS
+    pairs=${BENCH_PAIRS:-}
+    if [ -z "$pairs" ] && [ -n "${BENCH_RUNS:-}" ]; then
+        var=BENCH_RUNS
+        pairs=$BENCH_RUNS
+        echo "$prog: BENCH_RUNS is deprecated, use BENCH_PAIRS (pairs of runs)" >&2
+    fi
+    pairs=${pairs:-$pairs_default}
+    if ! [[ $pairs =~ ^[0-9]{1,9}$ ]] ||
+        [ $((10#$pairs)) -lt "$pairs_min" ] ||
+        [ $((10#$pairs)) -gt "$pairs_max" ]; then
+        echo "$prog: $var=$pairs: BENCH_PAIRS wants a count from $pairs_min to $pairs_max" >&2
+        exit 2
+    fi
+    pairs=$((10#$pairs))
+}
+
 bench_main() {
     if [ "${1:-}" = --inner ]; then
         shift
@@ -633,23 +841,39 @@ bench_main() {
         exit
     fi
 
-    local out_dir='' timeout_s=1800
+    local out_dir='' timeout_s='' report_tsv=''
     while [ $# -gt 0 ]; do
         case $1 in
             --out) [ $# -ge 2 ] || usage; out_dir=$2; shift 2 ;;
             --out=*) out_dir=${1#*=}; shift ;;
             --timeout) [ $# -ge 2 ] || usage; timeout_s=$2; shift 2 ;;
             --timeout=*) timeout_s=${1#*=}; shift ;;
+            --report) [ $# -ge 2 ] || usage; report_tsv=$2; shift 2 ;;
+            --report=*) report_tsv=${1#*=}; shift ;;
             -h|--help) usage ;;
             *) echo "$prog: unknown argument $1" >&2; usage ;;
         esac
     done
 
-    local runs=${BENCH_RUNS:-3} target=${BENCH_TARGET:-1.0} f c
-    [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "$prog: BENCH_RUNS wants a count" >&2; exit 2; }
-    [[ $target =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "$prog: BENCH_TARGET wants a number" >&2; exit 2; }
+    # --report TSV: the report of an earlier run again, here and now (no
+    # soft-RoCE needed), summary.json into --out DIR, else beside TSV.
+    if [ -n "$report_tsv" ]; then
+        [ -f "$report_tsv" ] || { echo "$prog: --report: no file $report_tsv" >&2; exit 2; }
+        out_dir=${out_dir:-$(dirname "$report_tsv")}
+        mkdir -p "$out_dir"
+        report "$report_tsv" "$out_dir/summary.json"
+        exit
+    fi
+
+    local pairs f c
+    bench_pairs
     specs=()
     make_specs
+    # The whole run's deadline: every run may take a while under TCG.
+    if [ -z "$timeout_s" ]; then
+        timeout_s=$((1800 + ${#specs[@]} * pairs * ${#tools[@]} * 30))
+    fi
+    [[ $timeout_s =~ ^[0-9]+$ ]] || { echo "$prog: --timeout wants seconds" >&2; exit 2; }
 
     for f in "${need_files[@]}"; do
         [ -x "$top/$f" ] || { echo "$prog: $f missing (build first)" >&2; exit 1; }
@@ -674,7 +898,7 @@ bench_main() {
     cd "$top" || exit 1
     local rc=0
     "$here/softroce-run.sh" --timeout "$timeout_s" --out "$out_dir" -- \
-        "$here/$prog" --inner "$runs" "$target" "${specs[@]}" || rc=$?
+        "$here/$prog" --inner "$pairs" "${specs[@]}" || rc=$?
     echo "$prog: results in $out_dir (summary.json, runs.tsv, logs/)" >&2
     exit "$rc"
 }

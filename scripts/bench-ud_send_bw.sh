@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # Side-by-side bandwidth of ud_send_bw and perftest's ib_send_bw -c UD on
-# soft-RoCE, with equivalent settings, runs alternating ours/theirs so
-# drift in the (noisy, TCG-emulated) guest hits both tools alike.
+# soft-RoCE, with equivalent settings, in pairs of runs (one of each tool,
+# which goes first alternating from pair to pair) so that drift in the
+# (noisy, TCG-emulated) guest cancels.
 #
-# Usage: bench-ud_send_bw.sh [--out DIR] [--timeout SEC]
+# Usage: bench-ud_send_bw.sh [--out DIR] [--timeout SEC] [--report TSV]
 #
-# Sizes 64, 1024 and 4096 bytes (UD: at most the MTU), BENCH_RUNS (default
-# 3) runs per tool and size; iterations per size from BENCH_ITERS_64,
+# Sizes 64, 1024 and 4096 bytes (UD: at most the MTU), BENCH_PAIRS
+# (default 7, at least 7, at most 1000; BENCH_RUNS is its deprecated
+# alias) pairs per size; iterations per size from BENCH_ITERS_64,
 # BENCH_ITERS_1024 and BENCH_ITERS_4096. Prints every run's average
 # sending bandwidth in MB/s (2^20 bytes/s, the client's figure, as
-# perftest's client prints it), the medians, the ratio ours/theirs and a
-# verdict against the target ratio (BENCH_TARGET, default 1.0); also what
+# perftest's client prints it) pair by pair, the medians, the median of
+# the paired ratios ours/theirs with its 95 % confidence interval (paired
+# bootstrap over the pairs, fixed seed) and a verdict: ahead or behind
+# when the interval excludes 1 (higher is better), else parity; also what
 # was lost on the way (ours counts it; perftest's server only waits for
 # it). Writes summary.json and runs.tsv to DIR (default:
-# build/bench-ud_send_bw).
+# build/bench-ud_send_bw). --report TSV: no runs, the report of an earlier
+# run's runs.tsv again (summary.json into DIR, default TSV's folder).
+# --timeout: the whole run's (default 1800 s plus 30 s a run).
 # Both tools run server on CPU 0 and client on CPU 1 (BENCH_NO_PIN=1: no).
 # Exit status: 0 whatever the verdict (this is a measurement), 1 when a run
 # still fails after its retries, 2 on usage errors, else softroce-run.sh's.
@@ -44,15 +50,15 @@ release_grace=5
 tsv_columns=(mbps wall_mbps loss_pct released)
 
 record() {
-    local size=$2 run=$4 note=''
+    local size=$2 pair=$4 note=''
     fields=("$mbps" "$wall_mbps" "$loss" "$released")
     if [ -n "$loss" ]; then
         note=$(printf ', loss %.2f%%' "$loss")
     elif [ "$released" = 1 ]; then
         note=', server stopped waiting for lost datagrams'
     fi
-    printf '%s: %6s B run %d %-6s %10.2f MB/s (client wall clock: %.2f%s)\n' \
-        "$prog" "$size" "$run" "$1" "$mbps" "$wall_mbps" "$note" >&2
+    printf '%s: %6s B pair %d %-6s %10.2f MB/s (client wall clock: %.2f%s)\n' \
+        "$prog" "$size" "$pair" "$1" "$mbps" "$wall_mbps" "$note" >&2
 }
 
 run_ours() {
@@ -80,14 +86,16 @@ run_theirs() {
     mbps=$(perftest_mbps "$size" "$log")
 }
 
-# Medians, ratios and verdicts to stdout; the same as JSON to $3.
+# The runs, medians, paired ratios, intervals and verdicts to stdout; the
+# same as JSON to $2.
 report() {
     bench_python "$@" <<'EOF'
-def size_case(size, mine, target):
+def size_case(size, mine):
     label = "%7d B" % int(size)
     loss = values(mine, "ours", "loss_pct")
     released = values(mine, "theirs", "released")
-    entry = bandwidth(label, size, mine, target, ours_loss_pct=loss,
+    entry = bandwidth(label, size, mine, "ib_send_bw -c UD",
+                      ours_loss_pct=loss,
                       theirs_server_stopped=int(sum(released)))
     # UD drops instead of retrying: what ours lost, and how often perftest's
     # server was left waiting for datagrams (it does not count them).
@@ -96,7 +104,7 @@ def size_case(size, mine, target):
              entry["theirs_server_stopped"], len(released)))
     return label, entry
 summarize("ud_send_bw vs ib_send_bw -c UD, average sending bandwidth in MB/s"
-          " (2^20 B/s)", "size", size_case, False,
+          " (2^20 B/s)", "size", size_case,
           {"benchmark": "ud_send_bw vs ib_send_bw -c UD", "unit": "MiB/s",
            "bandwidth": "client (sender) average"})
 EOF

@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
-# Side-by-side latency of ud_send_lat and perftest's ib_send_lat -c UD on
-# soft-RoCE, with equivalent settings (poll mode), runs alternating
-# ours/theirs so drift in the (noisy, TCG-emulated) guest hits both tools
-# alike.
+# Side-by-side latency of ud_send_lat, perftest's ib_send_lat -c UD and
+# rdma-core's ibv_ud_pingpong (the floor: the least a UD ping-pong loop
+# costs) on soft-RoCE, with equivalent settings (poll mode); in groups of
+# runs, one of each tool (a "pair"), the order rotating from pair to pair
+# so that drift in the (noisy, TCG-emulated) guest cancels.
 #
-# Usage: bench-ud_send_lat.sh [--out DIR] [--timeout SEC]
+# Usage: bench-ud_send_lat.sh [--out DIR] [--timeout SEC] [--report TSV]
 #
-# Size 64 bytes, BENCH_RUNS (default 3) runs per tool; BENCH_ITERS_64
-# (default 10000) exchanges per run. Prints every run's one-way p50
-# latency in usec (perftest's t_typical), the medians, the ratio
-# ours/theirs and a verdict against the target ratio (BENCH_TARGET,
-# default 1.0; ours must be at most that). Writes summary.json and
-# runs.tsv to DIR (default: build/bench-ud_send_lat).
-# Both tools run server on CPU 0 and client on CPU 1 (BENCH_NO_PIN=1: no).
+# Size 64 bytes, BENCH_PAIRS (default 7, at least 7, at most 1000;
+# BENCH_RUNS is its deprecated alias) pairs; BENCH_ITERS_64 (default
+# 10000) exchanges per run. Prints every run's one-way latency in usec
+# pair by pair (p50, perftest's t_typical, and average; ibv_ud_pingpong
+# prints only an average, its usec/iter being a round trip: half of it),
+# the medians, and per comparison the median of the paired ratios with its
+# 95 % confidence interval (paired bootstrap over the pairs, fixed seed)
+# and a verdict, ahead or behind when the interval excludes 1 (lower is
+# better), else parity: our p50 over ib_send_lat's, and our average over
+# ibv_ud_pingpong's (the floor). Writes summary.json and runs.tsv to DIR
+# (default: build/bench-ud_send_lat). --report TSV: no runs, the report of
+# an earlier run's runs.tsv again (summary.json into DIR, default TSV's
+# folder). --timeout: the whole run's (default 1800 s plus 30 s a run).
+# All tools run server on CPU 0 and client on CPU 1 (BENCH_NO_PIN=1: no).
 # Exit status: 0 whatever the verdict (this is a measurement), 1 when a run
 # still fails after its retries, 2 on usage errors, else softroce-run.sh's.
 set -euo pipefail
@@ -25,25 +33,30 @@ set -euo pipefail
 # (rx_depth_for; "RX depth" in its server's header, checked on every
 # run), so ours gets as many.
 bench_tools lat ud_send_lat ib_send_lat
+# The floor: rdma-core's UD ping-pong (which takes the port's MTU itself).
+bench_floor ibv_ud_pingpong
 # Size and iterations, sized for a few seconds per run under TCG, where a
 # UD exchange takes ~40 us when nothing else runs, and far more when
 # something does; fewer exchanges would leave the p50 to noise.
 make_specs() { specs_by_size 100 64=10000; }
-# ib_send_lat does not retry a lost datagram: its run then hangs until
-# this deadline (and is retried), where a normal one takes well under.
+# ib_send_lat and ibv_ud_pingpong do not retry a lost datagram: their run
+# then hangs until this deadline (and is retried), where a normal one
+# takes well under.
 run_timeout=90
 
-# p50 and avg one-way usec as each tool reports them; wall_us, the client's
+# p50 and avg one-way usec as each tool reports them (the ping-pong: avg
+# only); wall_us, the client's
 # wall time per exchange / 2; lost, ours only: exchanges whose ping or pong
 # was lost and retried (perftest would hang on them).
 tsv_columns=(p50_us avg_us wall_us lost)
 
 record() {
-    local size=$2 run=$4 note=''
+    local size=$2 pair=$4 note='' p50_text=${p50:+$(printf 'p50 %8.2f us' "$p50")}
     fields=("$p50" "$avg" "$wall_lat" "$lost")
     [ -z "$lost" ] || note=", $lost exchanges lost and retried"
-    printf '%s: %4s B run %d %-6s p50 %8.2f us avg %8.2f us (wall clock bound %.2f%s)\n' \
-        "$prog" "$size" "$run" "$1" "$p50" "$avg" "$wall_lat" "$note" >&2
+    printf '%s: %4s B pair %d %-8s %-15s avg %8.2f us (wall clock bound %.2f%s)\n' \
+        "$prog" "$size" "$pair" "$1" "$p50_text" "$avg" "$wall_lat" \
+        "$note" >&2
 }
 
 run_ours() {
@@ -68,20 +81,32 @@ run_theirs() {
     perftest_latency "$size" "$log"
 }
 
-# Medians, ratios and verdicts to stdout; the same as JSON to $3.
+run_pingpong() {
+    local size=$1 iters=$2 log=$3
+    lost=''
+    pingpong_run "$log" "$iters" -s "$size"
+}
+
+# The runs, medians, paired ratios, intervals and verdicts to stdout; the
+# same as JSON to $2.
 report() {
     bench_python "$@" <<'EOF'
-def size_case(size, mine, target):
+def size_case(size, mine):
     label = "%5d B" % int(size)
     lost = [int(v) for v in values(mine, "ours", "lost")]
-    entry = latency(label, size, mine, target, ours_lost_exchanges=lost)
+    entry = latency(label, size, mine, "ib_send_lat -c UD",
+                    "ibv_ud_pingpong", ours_lost_exchanges=lost)
     print("%s  exchanges lost and retried by ours: %s"
           % (" " * len(label), " ".join(str(v) for v in lost) or "n/a"))
     return label, entry
-summarize("ud_send_lat vs ib_send_lat -c UD (poll), one-way latency in usec;"
-          " p50 = perftest's t_typical", "size", size_case, True,
-          {"benchmark": "ud_send_lat vs ib_send_lat -c UD", "unit": "usec",
-           "latency": "one-way (round trip / 2)"}, what="p50 ")
+summarize("ud_send_lat vs ib_send_lat -c UD (poll), and ibv_ud_pingpong as the"
+          " floor;\none-way latency in usec; p50 = perftest's t_typical;"
+          " ibv_ud_pingpong: avg only (usec/iter / 2)", "size", size_case,
+          {"benchmark": "ud_send_lat vs ib_send_lat -c UD; floor"
+                        " ibv_ud_pingpong", "unit": "usec",
+           "latency": "one-way (round trip / 2)",
+           "floor": "ibv_ud_pingpong: average only (usec/iter, a round trip,"
+                    " / 2), compared with our average"})
 EOF
 }
 
