@@ -37,7 +37,6 @@ set -euo pipefail
 # rdma-core's RC ping-pong, told the port's MTU (its default is 1024).
 bench_tools lat cq_event_lat ib_send_lat
 bench_floor ibv_rc_pingpong
-modes=(poll event)
 sizes=(64 4096)
 # Sized for a few seconds per run under TCG, where an exchange takes
 # ~50 us polling and ~400 us sleeping on events.
@@ -55,6 +54,7 @@ describe() { echo "${1%-*} ${1#*-} B"; }
 
 make_specs() {
     local mode size iters
+    bench_modes
     for mode in "${modes[@]}"; do
         # Fewer exchanges would leave the p50 and the CPU figure to noise.
         bench_iters "BENCH_ITERS_${mode^^}" "${default_iters[$mode]}" 100

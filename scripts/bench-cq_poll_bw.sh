@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Side-by-side bandwidth of cq_poll_bw (poll mode) and perftest's ib_send_bw
-# on soft-RoCE, with equivalent settings, in pairs of runs (one of each
+# Side-by-side bandwidth of cq_poll_bw and perftest's ib_send_bw (poll mode,
+# and event mode against ib_send_bw -e) on soft-RoCE, with equivalent settings, in pairs of runs (one of each
 # tool, which goes first alternating from pair to pair) so that drift in
 # the (noisy, TCG-emulated) guest cancels.
 #
 # Usage: bench-cq_poll_bw.sh [--out DIR] [--timeout SEC] [--report TSV]
 #
-# Sizes 64, 4096 and 65536 bytes, BENCH_PAIRS (default 7, at least 7, at
+# Sizes 64, 4096 and 65536 bytes in each mode, BENCH_PAIRS (default 7, at least 7, at
 # most 1000; BENCH_RUNS is its deprecated alias) pairs per size;
 # iterations per size from BENCH_ITERS_64, BENCH_ITERS_4096 and
 # BENCH_ITERS_65536. Prints every run's average bandwidth in MB/s (2^20
@@ -30,7 +30,8 @@ bench_tools bw cq_poll_bw ib_send_bw
 # Sizes and iterations, sized for a few seconds per run under TCG
 # (ib_send_bw 4 KiB ~ 30-60 MB/s); perftest wants more iterations than
 # signaling period and tx depth.
-make_specs() { specs_by_size 1000 64=50000 4096=20000 65536=2000; }
+case_column=case
+make_specs() { specs_by_mode_size 1000 64=50000 4096=20000 65536=2000; }
 # perftest's settings we match besides bench_tools': its default rx depth
 # (one QP).
 rx_depth=512
@@ -38,27 +39,28 @@ rx_depth=512
 tsv_columns=(mbps wall_mbps)
 
 record() {
-    local size=$2 pair=$4
+    local pair=$4
     fields=("$mbps" "$wall_mbps")
-    printf '%s: %6s B pair %d %-6s %10.2f MB/s (client wall clock: %.2f)\n' \
-        "$prog" "$size" "$pair" "$1" "$mbps" "$wall_mbps" >&2
+    printf '%s: %-12s pair %d %-6s %10.2f MB/s (client wall clock: %.2f)\n' \
+        "$prog" "$(describe "$2")" "$pair" "$1" "$mbps" "$wall_mbps" >&2
 }
 
 run_ours() {
-    local size=$1 iters=$2 log=$3
+    local mode=${1%-*} size=${1##*-} iters=$2 log=$3
     mbps=
     ours_run "$log" -t "$tx_depth" -r "$rx_depth" \
-        --signal-every "$signal_every" -I "$inline" --cq-mode poll \
+        --signal-every "$signal_every" -I "$inline" --cq-mode "$mode" \
         -s "$size" -n "$iters" || return 1
     mbps=$(result_fields "$log.client" 'mib_s()')
 }
 
 run_theirs() {
-    local size=$1 iters=$2 log=$3
+    local mode=${1%-*} size=${1##*-} iters=$2 log=$3 ev=()
     mbps=
+    [ "$mode" = poll ] || ev=(-e)
     perftest_run "$log" -d "$dev" -x "$gid" -p "$theirs_port" \
         -s "$size" -n "$iters" -t "$tx_depth" -r "$rx_depth" \
-        -Q "$signal_every" -F || return 1
+        -Q "$signal_every" -F "${ev[@]}" || return 1
     mbps=$(perftest_mbps "$size" "$log")
 }
 
@@ -66,12 +68,16 @@ run_theirs() {
 # same as JSON to $2.
 report() {
     bench_python "$@" <<'EOF'
-def size_case(size, mine):
-    label = "%7d B" % int(size)
-    return label, bandwidth(label, size, mine, "ib_send_bw")
-summarize("cq_poll_bw (poll) vs ib_send_bw, average bandwidth in MB/s"
-          " (2^20 B/s)", "size", size_case,
-          {"benchmark": "cq_poll_bw poll vs ib_send_bw", "unit": "MiB/s"})
+def mode_case(case, mine):
+    mode, size = case.rsplit("-", 1)
+    label = "%-5s %7d B" % (mode, int(size))
+    return label, bandwidth(label, size, mine, "ib_send_bw" +
+                            (" -e" if mode == "event" else ""),
+                            head={"mode": mode})
+summarize("cq_poll_bw vs ib_send_bw (-e in event mode), average bandwidth in"
+          " MB/s (2^20 B/s)", "case", mode_case,
+          {"benchmark": "cq_poll_bw vs ib_send_bw", "unit": "MiB/s"},
+          cases="cases")
 EOF
 }
 

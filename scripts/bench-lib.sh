@@ -106,7 +106,8 @@ bench_floor() {
 }
 
 plausible() { "plausible_$kind" "$@"; }
-describe() { echo "$1 B"; }
+# A CASE is SIZE, or MODE-SIZE (specs_by_mode_size).
+describe() { if [[ $1 == *-* ]]; then echo "${1%-*} ${1##*-} B"; else echo "$1 B"; fi; }
 
 prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -402,13 +403,42 @@ specs_by_size() {
     done
 }
 
+# specs_by_mode_size MIN SIZE=ITERS..., make_specs where a CASE is
+# MODE-SIZE: specs_by_size's cases for each of $modes in turn (poll and
+# event, or BENCH_MODES: some of them). The script sets case_column=case
+# (the guest's half reads it too).
+modes=(poll event)
+# bench_modes: $modes from BENCH_MODES when set; exit 2 on other words.
+bench_modes() {
+    local mode
+    [ -n "${BENCH_MODES:-}" ] || return 0
+    read -ra modes <<<"$BENCH_MODES"
+    for mode in "${modes[@]}"; do
+        case $mode in poll | event) ;; *)
+            echo "$prog: BENCH_MODES wants poll and/or event, not '$mode'" >&2
+            exit 2 ;;
+        esac
+    done
+}
+specs_by_mode_size() {
+    local mode i first
+    bench_modes
+    for mode in "${modes[@]}"; do
+        first=${#specs[@]}
+        specs_by_size "$@"
+        for ((i = first; i < ${#specs[@]}; i++)); do
+            specs[i]=$mode-${specs[i]}
+        done
+    done
+}
+
 # plausible_bw TOOL SIZE ITERS, for plausible: the reported bandwidth
 # $mbps cannot be below bytes over the client's whole wall time. perftest
 # converts CPU cycles to time with a sampled cycle rate that TCG sometimes
 # gets badly wrong (it has printed 0.00 MB/s): treat that as a failed run.
 # Sets $wall_mbps, the wall-clock figure, for the record.
 plausible_bw() {
-    local size=$2 iters=$3
+    local size=${2##*-} iters=$3
     wall_mbps=$(awk -v b="$size" -v n="$iters" -v us="$wall_us" \
         'BEGIN { printf "%.4f", b * n / (us / 1e6) / 1048576 }')
     # shellcheck disable=SC2154  # mbps is the hooks'

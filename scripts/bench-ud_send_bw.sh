@@ -36,7 +36,8 @@ bench_tools bw ud_send_bw ib_send_bw
 # Sizes (UD: at most the MTU) and iterations, sized for a few seconds per
 # run under TCG (UD 64 B ~ 10-40k messages/s, 4 KiB ~ 20-60 MB/s);
 # perftest wants more iterations than signaling period and tx depth.
-make_specs() { specs_by_size 1000 64=50000 1024=30000 4096=20000; }
+case_column=case
+make_specs() { specs_by_mode_size 1000 64=50000 1024=30000 4096=20000; }
 # perftest's UD server counts datagrams and, when some were lost, waits for
 # them for a minute or two, with its client waiting on it after printing
 # its figures: once the client has printed them, the server gets this many
@@ -50,22 +51,22 @@ release_grace=5
 tsv_columns=(mbps wall_mbps loss_pct released)
 
 record() {
-    local size=$2 pair=$4 note=''
+    local pair=$4 note=''
     fields=("$mbps" "$wall_mbps" "$loss" "$released")
     if [ -n "$loss" ]; then
         note=$(printf ', loss %.2f%%' "$loss")
     elif [ "$released" = 1 ]; then
         note=', server stopped waiting for lost datagrams'
     fi
-    printf '%s: %6s B pair %d %-6s %10.2f MB/s (client wall clock: %.2f%s)\n' \
-        "$prog" "$size" "$pair" "$1" "$mbps" "$wall_mbps" "$note" >&2
+    printf '%s: %-12s pair %d %-6s %10.2f MB/s (client wall clock: %.2f%s)\n' \
+        "$prog" "$(describe "$2")" "$pair" "$1" "$mbps" "$wall_mbps" "$note" >&2
 }
 
 run_ours() {
-    local size=$1 iters=$2 log=$3
+    local mode=${1%-*} size=${1##*-} iters=$2 log=$3
     mbps='' loss='' released=''
     ours_run "$log" -t "$tx_depth" -r "$(rx_depth_for "$iters")" \
-        --signal-every "$signal_every" -I "$inline" --cq-mode poll \
+        --signal-every "$signal_every" -I "$inline" --cq-mode "$mode" \
         -s "$size" -n "$iters" || return 1
     read -r mbps loss <<<"$(result_fields "$log.client" 'mib_s()' \
         '"%.4f" % r["loss_pct"]')"
@@ -73,15 +74,16 @@ run_ours() {
 }
 
 run_theirs() {
-    local size=$1 iters=$2 log=$3
+    local mode=${1%-*} size=${1##*-} iters=$2 log=$3 ev=()
     mbps='' loss='' released=''
+    [ "$mode" = poll ] || ev=(-e)
     # No -r: perftest's UD rule above applies to its default only. The
     # release pattern is the result row (size, iterations, peak, average),
     # not the header: perftest prints that before the traffic.
     perftest_run --release "^ *$size +$iters +[0-9.]+ +[0-9.]+" \
         "$release_grace" "$log" -c UD -d "$dev" -x "$gid" \
         -p "$theirs_port" -s "$size" -n "$iters" -t "$tx_depth" \
-        -Q "$signal_every" -F || return 1
+        -Q "$signal_every" -F "${ev[@]}" || return 1
     perftest_like "$log" "$iters"
     mbps=$(perftest_mbps "$size" "$log")
 }
@@ -90,11 +92,13 @@ run_theirs() {
 # same as JSON to $2.
 report() {
     bench_python "$@" <<'EOF'
-def size_case(size, mine):
-    label = "%7d B" % int(size)
+def mode_case(case, mine):
+    mode, size = case.rsplit("-", 1)
+    label = "%-5s %7d B" % (mode, int(size))
     loss = values(mine, "ours", "loss_pct")
     released = values(mine, "theirs", "released")
-    entry = bandwidth(label, size, mine, "ib_send_bw -c UD",
+    entry = bandwidth(label, size, mine, "ib_send_bw -c UD" +
+                      (" -e" if mode == "event" else ""), head={"mode": mode},
                       ours_loss_pct=loss,
                       theirs_server_stopped=int(sum(released)))
     # UD drops instead of retrying: what ours lost, and how often perftest's
@@ -103,10 +107,10 @@ def size_case(size, mine):
           % (" " * len(label), " ".join("%.2f" % v for v in loss) or "n/a",
              entry["theirs_server_stopped"], len(released)))
     return label, entry
-summarize("ud_send_bw vs ib_send_bw -c UD, average sending bandwidth in MB/s"
-          " (2^20 B/s)", "size", size_case,
+summarize("ud_send_bw vs ib_send_bw -c UD (-e in event mode), average sending"
+          " bandwidth in MB/s (2^20 B/s)", "case", mode_case,
           {"benchmark": "ud_send_bw vs ib_send_bw -c UD", "unit": "MiB/s",
-           "bandwidth": "client (sender) average"})
+           "bandwidth": "client (sender) average"}, cases="cases")
 EOF
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side latency of ud_send_lat, perftest's ib_send_lat -c UD and
 # rdma-core's ibv_ud_pingpong (the floor: the least a UD ping-pong loop
-# costs) on soft-RoCE, with equivalent settings (poll mode); in groups of
+# costs) on soft-RoCE, with equivalent settings (poll mode, and event mode with -e); in groups of
 # runs, one of each tool (a "pair"), the order rotating from pair to pair
 # so that drift in the (noisy, TCG-emulated) guest cancels.
 #
@@ -38,7 +38,8 @@ bench_floor ibv_ud_pingpong
 # Size and iterations, sized for a few seconds per run under TCG, where a
 # UD exchange takes ~40 us when nothing else runs, and far more when
 # something does; fewer exchanges would leave the p50 to noise.
-make_specs() { specs_by_size 100 64=10000; }
+case_column=case
+make_specs() { specs_by_mode_size 100 64=10000; }
 # ib_send_lat and ibv_ud_pingpong do not retry a lost datagram: their run
 # then hangs until this deadline (and is retried), where a normal one
 # takes well under.
@@ -51,19 +52,19 @@ run_timeout=90
 tsv_columns=(p50_us avg_us wall_us lost)
 
 record() {
-    local size=$2 pair=$4 note='' p50_text=${p50:+$(printf 'p50 %8.2f us' "$p50")}
+    local pair=$4 note='' p50_text=${p50:+$(printf 'p50 %8.2f us' "$p50")}
     fields=("$p50" "$avg" "$wall_lat" "$lost")
     [ -z "$lost" ] || note=", $lost exchanges lost and retried"
-    printf '%s: %4s B pair %d %-8s %-15s avg %8.2f us (wall clock bound %.2f%s)\n' \
-        "$prog" "$size" "$pair" "$1" "$p50_text" "$avg" "$wall_lat" \
+    printf '%s: %-10s pair %d %-8s %-15s avg %8.2f us (wall clock bound %.2f%s)\n' \
+        "$prog" "$(describe "$2")" "$pair" "$1" "$p50_text" "$avg" "$wall_lat" \
         "$note" >&2
 }
 
 run_ours() {
-    local size=$1 iters=$2 log=$3
+    local mode=${1%-*} size=${1##*-} iters=$2 log=$3
     p50='' avg='' lost=''
     ours_run "$log" -t "$tx_depth" -r "$(rx_depth_for "$iters")" \
-        -I "$inline" --warmup "$warmup" --cq-mode poll -s "$size" \
+        -I "$inline" --warmup "$warmup" --cq-mode "$mode" -s "$size" \
         -n "$iters" || return 1
     # lat_us is one-way (round trip / 2) like perftest's columns.
     read -r p50 avg lost <<<"$(result_fields "$log.client" \
@@ -72,41 +73,47 @@ run_ours() {
 }
 
 run_theirs() {
-    local size=$1 iters=$2 log=$3
+    local mode=${1%-*} size=${1##*-} iters=$2 log=$3 ev=()
     p50='' avg='' lost=''
+    [ "$mode" = poll ] || ev=(-e)
     # No -r: perftest's UD rule above applies to its default only.
     perftest_run "$log" -c UD -d "$dev" -x "$gid" \
-        -p "$theirs_port" -s "$size" -n "$iters" -F || return 1
+        -p "$theirs_port" -s "$size" -n "$iters" -F "${ev[@]}" || return 1
     perftest_like "$log" "$iters"
     perftest_latency "$size" "$log"
 }
 
 run_pingpong() {
-    local size=$1 iters=$2 log=$3
+    local mode=${1%-*} size=${1##*-} iters=$2 log=$3 ev=()
     lost=''
-    pingpong_run "$log" "$iters" -s "$size"
+    [ "$mode" = poll ] || ev=(-e)
+    pingpong_run "$log" "$iters" -s "$size" "${ev[@]}"
 }
 
 # The runs, medians, paired ratios, intervals and verdicts to stdout; the
 # same as JSON to $2.
 report() {
     bench_python "$@" <<'EOF'
-def size_case(size, mine):
-    label = "%5d B" % int(size)
+def mode_case(case, mine):
+    mode, size = case.rsplit("-", 1)
+    label = "%-5s %5d B" % (mode, int(size))
+    ev = " -e" if mode == "event" else ""
     lost = [int(v) for v in values(mine, "ours", "lost")]
-    entry = latency(label, size, mine, "ib_send_lat -c UD",
-                    "ibv_ud_pingpong", ours_lost_exchanges=lost)
+    entry = latency(label, size, mine, "ib_send_lat -c UD" + ev,
+                    "ibv_ud_pingpong" + ev, {"mode": mode},
+                    ours_lost_exchanges=lost)
     print("%s  exchanges lost and retried by ours: %s"
           % (" " * len(label), " ".join(str(v) for v in lost) or "n/a"))
     return label, entry
-summarize("ud_send_lat vs ib_send_lat -c UD (poll), and ibv_ud_pingpong as the"
+summarize("ud_send_lat vs ib_send_lat -c UD (-e in event mode), and"
+          " ibv_ud_pingpong as the"
           " floor;\none-way latency in usec; p50 = perftest's t_typical;"
-          " ibv_ud_pingpong: avg only (usec/iter / 2)", "size", size_case,
+          " ibv_ud_pingpong: avg only (usec/iter / 2)", "case", mode_case,
           {"benchmark": "ud_send_lat vs ib_send_lat -c UD; floor"
                         " ibv_ud_pingpong", "unit": "usec",
            "latency": "one-way (round trip / 2)",
            "floor": "ibv_ud_pingpong: average only (usec/iter, a round trip,"
-                    " / 2), compared with our average"})
+                    " / 2), compared with our average"}, cases="cases")
 EOF
 }
 

@@ -43,12 +43,12 @@ bw_tsv() {
 	read -r -a o <<<"$2"
 	read -r -a t <<<"$3"
 	n=${#o[@]}
-	printf 'size\titers\tpair\torder\ttool\tattempts\tmbps\twall_mbps\n' >"$f"
+	printf 'case\titers\tpair\torder\ttool\tattempts\tmbps\twall_mbps\n' >"$f"
 	for ((i = 0; i < n; i++)); do
 		a=$((i % 2 + 1)) b=$((2 - i % 2))
-		printf '4096\t20000\t%d\t%d\tours\t1\t%s\t%s\n' $((i + 1)) "$a" \
+		printf 'poll-4096\t20000\t%d\t%d\tours\t1\t%s\t%s\n' $((i + 1)) "$a" \
 			"${o[i]/-/}" "${o[i]/-/}" >>"$f"
-		printf '4096\t20000\t%d\t%d\ttheirs\t1\t%s\t%s\n' $((i + 1)) "$b" \
+		printf 'poll-4096\t20000\t%d\t%d\ttheirs\t1\t%s\t%s\n' $((i + 1)) "$b" \
 			"${t[i]/-/}" "${t[i]/-/}" >>"$f"
 	done
 }
@@ -65,15 +65,15 @@ lat_tsv() {
 	read -r -a ta <<<"$5"
 	read -r -a pa <<<"$6"
 	n=${#op[@]}
-	printf 'size\titers\tpair\torder\ttool\tattempts\tp50_us\tavg_us\twall_us\tlost\n' >"$f"
+	printf 'case\titers\tpair\torder\ttool\tattempts\tp50_us\tavg_us\twall_us\tlost\n' >"$f"
 	for ((i = 0; i < n; i++)); do
 		k=$((i % 3))
 		order=($(((3 - k) % 3 + 1)) $(((4 - k) % 3 + 1)) $(((5 - k) % 3 + 1)))
-		printf '64\t10000\t%d\t%d\tours\t1\t%s\t%s\t%s\t0\n' $((i + 1)) \
+		printf 'poll-64\t10000\t%d\t%d\tours\t1\t%s\t%s\t%s\t0\n' $((i + 1)) \
 			"${order[0]}" "${op[i]}" "${oa[i]}" "${oa[i]}" >>"$f"
-		printf '64\t10000\t%d\t%d\ttheirs\t1\t%s\t%s\t%s\t\n' $((i + 1)) \
+		printf 'poll-64\t10000\t%d\t%d\ttheirs\t1\t%s\t%s\t%s\t\n' $((i + 1)) \
 			"${order[1]}" "${tp[i]}" "${ta[i]}" "${ta[i]}" >>"$f"
-		printf '64\t10000\t%d\t%d\tpingpong\t1\t\t%s\t%s\t\n' $((i + 1)) \
+		printf 'poll-64\t10000\t%d\t%d\tpingpong\t1\t\t%s\t%s\t\n' $((i + 1)) \
 			"${order[2]}" "${pa[i]}" "${pa[i]}" >>"$f"
 	done
 }
@@ -130,7 +130,7 @@ json_check "$tmp/ahead/summary.json" \
 	'd["pairs"] == 7 and d["bootstrap"]["resamples"] == 10000' &&
 	ok "ahead: summary names the pairs and the bootstrap" ||
 	not_ok "ahead: summary names the pairs and the bootstrap"
-says ahead '^verdict +4096 B: bandwidth ours/ib_send_bw: ahead \(median 1\.[0-9]+, 95% CI \[1\.[0-9]+, 1\.[0-9]+\] excludes 1; higher is better\)'
+says ahead '^verdict +poll +4096 B: bandwidth ours/ib_send_bw: ahead \(median 1\.[0-9]+, 95% CI \[1\.[0-9]+, 1\.[0-9]+\] excludes 1; higher is better\)'
 says ahead '^ +first +ours +theirs +ours '
 
 # Ours about 15 % slower.
@@ -140,7 +140,7 @@ report behind bench-cq_poll_bw.sh "$tmp/behind.tsv"
 ran behind
 summary behind 'verdict "behind"' 'c["verdict"] == "behind"'
 summary behind 'interval below 1' 'c["ratio"]["ci95"][1] < 1'
-says behind 'verdict +4096 B: bandwidth ours/ib_send_bw: behind '
+says behind 'verdict +poll +4096 B: bandwidth ours/ib_send_bw: behind '
 
 # The same tool twice, swinging up to 2x from run to run: parity.
 bw_tsv "$tmp/noisy.tsv" "30.2 58.8 41.0 35.5 60.3 44.7 31.9" \
@@ -149,7 +149,7 @@ report noisy bench-cq_poll_bw.sh "$tmp/noisy.tsv"
 ran noisy
 summary noisy 'verdict "parity"' 'c["verdict"] == "parity"'
 summary noisy 'interval includes 1' 'c["ratio"]["ci95"][0] <= 1 <= c["ratio"]["ci95"][1]'
-says noisy 'verdict +4096 B: bandwidth ours/ib_send_bw: parity \(.*includes 1'
+says noisy 'verdict +poll +4096 B: bandwidth ours/ib_send_bw: parity \(.*includes 1'
 
 # Deterministic: the same TSV gives the same report, interval included,
 # and so does a copy of it elsewhere.
@@ -167,14 +167,14 @@ check "deterministic: same report from the same runs" \
 # time in six): four reports of the same runs must still agree.
 python3 - "$tmp/many.tsv" <<'EOF' || exit 99
 import sys
-rows = ["size\titers\tpair\torder\ttool\tattempts\tmbps\twall_mbps"]
+rows = ["case\titers\tpair\torder\ttool\tattempts\tmbps\twall_mbps"]
 x = 12345
 for p in range(120):
     for tool in ("ours", "theirs"):
         x = (1103515245 * x + 12345) % 2**31
         v = 30 + 30 * x / 2**31
         order = 1 + ((tool == "theirs") ^ (p % 2))
-        rows.append("4096\t20000\t%d\t%d\t%s\t1\t%.3f\t%.3f"
+        rows.append("poll-4096\t20000\t%d\t%d\t%s\t1\t%.3f\t%.3f"
                     % (p + 1, order, tool, v, v))
 open(sys.argv[1], "w").write("\n".join(rows) + "\n")
 EOF
@@ -189,7 +189,7 @@ done
 check "deterministic: 120 pairs, four reports, one interval" test "$same" -eq 4 ||
 	show "$tmp/many.err"
 # ... and not by ignoring the data: other runs, another interval.
-ci_of() { json_get "$1" 'd["sizes"][0]["ratio"]["ci95"]'; }
+ci_of() { json_get "$1" 'd["cases"][0]["ratio"]["ci95"]'; }
 check "deterministic: another TSV gives another interval" \
 	test "$(ci_of "$tmp/noisy/summary.json")" != "$(ci_of "$tmp/ahead/summary.json")"
 
@@ -201,7 +201,7 @@ report failed bench-cq_poll_bw.sh "$tmp/failed.tsv"
 ran failed
 summary failed 'a failed run: verdict "none" from 6 complete pairs' \
 	'c["verdict"] == "none" and c["ratio"]["pairs"] == 6 and c["ratio"]["ci95"] is None'
-says failed 'verdict +4096 B: bandwidth ours/ib_send_bw: none \(6 complete pairs, 7 wanted'
+says failed 'verdict +poll +4096 B: bandwidth ours/ib_send_bw: none \(6 complete pairs, 7 wanted'
 
 # ---------------------------------------------------------------------------
 # Latency, lower is better: ours' p50 below perftest's in every pair is
@@ -222,8 +222,8 @@ summary lat 'the floor compares averages' \
 	'c["floor"]["ours"] == "avg_us" and c["floor"]["vs_column"] == "avg_us" and abs(c["floor"]["median"] - 64.2 / 53.4) < 1e-9'
 summary lat 'the ping-pong runs in the summary' \
 	'c["pingpong_avg_us"][0] == 35.2 and "pingpong_p50_us" not in c'
-says lat 'verdict +64 B: p50 ours/ib_send_lat -c UD: ahead \(.*lower is better\)'
-says lat 'verdict +64 B: avg \(floor, avg vs avg\) ours/ibv_ud_pingpong: behind '
+says lat 'verdict poll +64 B: p50 ours/ib_send_lat -c UD: ahead \(.*lower is better\)'
+says lat 'verdict poll +64 B: avg \(floor, avg vs avg\) ours/ibv_ud_pingpong: behind '
 
 # The other way round: ours' p50 above perftest's is behind.
 lat_tsv "$tmp/lat-slow.tsv" \
@@ -274,15 +274,15 @@ says event 'verdict poll +64 B: p50 ours/ib_send_lat: (parity|ahead|behind) '
 python3 - "$tmp" <<'EOF' || exit 99
 import sys
 d = sys.argv[1]
-ud = ["size\titers\tpair\torder\ttool\tattempts\tmbps\twall_mbps\tloss_pct\treleased"]
+ud = ["case\titers\tpair\torder\ttool\tattempts\tmbps\twall_mbps\tloss_pct\treleased"]
 cm = ["connections\titers\tpair\torder\ttool\tattempts\tconn_per_s\tconnect_ms"
       "\twall_ms\tteardown_per_s\treleased\tsteps"]
 steps = '{"connect":{"event":"ESTABLISHED","count":500,"p50_us":9,"avg_us":9,"min_us":1,"max_us":20}}'
 for p in range(8):
     a, b = (1, 2) if p % 2 == 0 else (2, 1)
     s = 1 + 0.5 * (p % 4)
-    ud.append("64\t50000\t%d\t%d\tours\t1\t%.2f\t%.2f\t0.10\t" % (p + 1, a, 2 * s, 1.9 * s))
-    ud.append("64\t50000\t%d\t%d\ttheirs\t2\t%.2f\t%.2f\t\t1" % (p + 1, b, 2.4 * s, 2.3 * s))
+    ud.append("poll-64\t50000\t%d\t%d\tours\t1\t%.2f\t%.2f\t0.10\t" % (p + 1, a, 2 * s, 1.9 * s))
+    ud.append("poll-64\t50000\t%d\t%d\ttheirs\t2\t%.2f\t%.2f\t\t1" % (p + 1, b, 2.4 * s, 2.3 * s))
     cm.append("500\t500\t%d\t%d\tours\t1\t%.1f\t%.1f\t%.1f\t900\t\t%s" % (p + 1, a, 1000 * s, 500 / s, 900 / s, steps))
     cm.append("500\t500\t%d\t%d\ttheirs\t1\t%.1f\t%.1f\t%.1f\t800\t1\t{}" % (p + 1, b, 1010 * s * (1 + 0.05 * (-1) ** p), 495 / s, 950 / s))
 open(d + "/ud.tsv", "w").write("\n".join(ud) + "\n")
@@ -335,6 +335,19 @@ pairs_refused "BENCH_PAIRS=1001" BENCH_PAIRS=1001 bench-cq_event_lat.sh
 pairs_refused "BENCH_PAIRS=7x" BENCH_PAIRS=7x bench-ud_send_lat.sh
 pairs_refused "BENCH_RUNS=3 (the deprecated alias)" BENCH_RUNS=3 bench-cm_event_stress.sh
 check "BENCH_RUNS: says it is deprecated" grep -q 'BENCH_RUNS is deprecated, use BENCH_PAIRS' "$tmp/pairs.err"
+for script in bench-cq_poll_bw.sh bench-ud_send_lat.sh bench-cq_event_lat.sh; do
+	BENCH_MODES="event hybrid" timeout 20 "$scripts/$script" --out "$tmp/never" \
+		>"$tmp/modes.out" 2>"$tmp/modes.err"
+	check "$script BENCH_MODES=hybrid: exit 2 naming BENCH_MODES" sh -c \
+		"test $? -eq 2 && grep -q \"BENCH_MODES wants poll and/or event, not 'hybrid'\" '$tmp/modes.err' && test ! -e '$tmp/never'" ||
+		show "$tmp/modes.err"
+done
+# The guest's half writes the TSV: a MODE-SIZE script names its first
+# column "case" there too (it runs no make_specs).
+for script in bench-cq_poll_bw.sh bench-ud_send_bw.sh bench-ud_send_lat.sh bench-cq_event_lat.sh; do
+	check "$script: case_column=case outside make_specs" \
+		grep -qx 'case_column=case' "$scripts/$script"
+done
 
 # ---------------------------------------------------------------------------
 # The order of the runs: bench_inner with stand-in tools (no device),
