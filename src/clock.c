@@ -32,14 +32,19 @@ static struct {
 	uint64_t tsc0, ns0, mult;
 } clk;
 
-uint64_t cqp_monotonic_ns(void)
+uint64_t cqp_clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
 	/* Only fails for an invalid clock id. */
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+	if (clock_gettime(id, &ts) != 0)
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t cqp_monotonic_ns(void)
+{
+	return cqp_clock_ns(CLOCK_MONOTONIC);
 }
 
 uint64_t cqp_now_ns(void)
@@ -135,17 +140,19 @@ int cqp_clock_init(uint32_t mode)
 	clk.tsc = false;
 	clk.invariant = HAVE_TSC && read_invariant();
 	clk.hz = 1e9;
-	if (mode == CQP_CLOCK_MONOTONIC || (mode == CQP_CLOCK_AUTO && !clk.invariant))
+	if (mode == CQP_CLOCK_MONOTONIC ||
+	    (mode == CQP_CLOCK_AUTO && !clk.invariant))
 		return 0;
 	if (!HAVE_TSC)
 		return cqp_fail(CQP_E_USAGE,
 				"--clock tsc: this CPU has no TSC (use auto "
 				"or monotonic)");
 	if (mode == CQP_CLOCK_TSC && !clk.invariant)
-		return cqp_fail(CQP_E_USAGE,
-				"--clock tsc: /proc/cpuinfo does not promise an "
-				"invariant TSC (constant_tsc and nonstop_tsc); "
-				"use auto, monotonic, or force-tsc");
+		return cqp_fail(
+		    CQP_E_USAGE,
+		    "--clock tsc: /proc/cpuinfo does not promise an "
+		    "invariant TSC (constant_tsc and nonstop_tsc); "
+		    "use auto, monotonic, or force-tsc");
 	/* 10 ms: the pairs are good to well under a microsecond, so the
 	 * rate is good to about 1e-5. */
 	hz = cqp_tsc_calibrate(10 * 1000 * 1000);

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 /* The words of --clock, in order. */
 enum cqp_clock_mode {
@@ -37,6 +38,8 @@ void cqp_clock_get(struct cqp_clock_info *out);
 uint64_t cqp_now_ns(void);
 /* clock_gettime(CLOCK_MONOTONIC), whatever the source. */
 uint64_t cqp_monotonic_ns(void);
+/* clock_gettime of any clock id (CPU-time clocks too), in ns. */
+uint64_t cqp_clock_ns(clockid_t id);
 
 /* Whether /proc/cpuinfo text says the TSC is invariant; the function
  * the check runs, apart for tests. */

@@ -31,7 +31,7 @@ struct cqp_comp_cfg {
 	bool nonblock;	     /* O_NONBLOCK channels served with epoll */
 	bool channel_per_cq; /* else all CQs share one channel */
 	uint32_t comp_vector;
-	int cpu; /* --cpu: its irq and softirq are reported; -1 none */
+	int cpu;	/* --cpu: its irq and softirq are reported; -1 none */
 	int timeout_ms; /* no completion for this long: CQP_E_TIMEOUT */
 	volatile sig_atomic_t *stop; /* set by a signal handler; may be NULL */
 };

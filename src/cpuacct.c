@@ -10,14 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	if (clock_gettime(id, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "clock.h"
 
 /* Reads a small /proc file whole; -1 when it cannot. */
 static ssize_t read_text(const char *path, char *buf, size_t cap)
@@ -76,11 +69,10 @@ int cqp_pid_stat_parse(const char *text, uint64_t *ticks, unsigned *flags)
 	const char *p = strrchr(text, ')');
 	uint64_t ut, st;
 
-	if (!p ||
-	    sscanf(p + 1,
-		   " %*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %" SCNu64
-		   " %" SCNu64,
-		   flags, &ut, &st) != 3)
+	if (!p || sscanf(p + 1,
+			 " %*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %" SCNu64
+			 " %" SCNu64,
+			 flags, &ut, &st) != 3)
 		return -1;
 	*ticks = ut + st;
 	return 0;
@@ -133,12 +125,12 @@ static void kthreads_begin(struct cqp_cpu_acct *a)
 	while (d && (e = readdir(d)) != NULL) {
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
-		uint64_t ticks;
+		uint64_t ticks, ns;
 		unsigned flags;
 
 		if (*end || pid <= 0 || pid > INT32_MAX ||
 		    pid_stat((int)pid, &ticks, &flags) < 0 ||
-		    !(flags & CQP_PF_KTHREAD) || task_cpu_ns((int)pid, &ticks) < 0)
+		    !(flags & CQP_PF_KTHREAD) || task_cpu_ns((int)pid, &ns) < 0)
 			continue;
 		if (a->nkt == a->kt_cap) {
 			unsigned cap = a->kt_cap ? 2 * a->kt_cap : 256;
@@ -152,31 +144,32 @@ static void kthreads_begin(struct cqp_cpu_acct *a)
 			a->kt = kt;
 			a->kt_cap = cap;
 		}
-		a->kt[a->nkt++] = (struct cqp_kthread){(int)pid, ticks};
+		a->kt[a->nkt++] = (struct cqp_kthread){(int)pid, ns};
 	}
 	if (d)
 		closedir(d);
 }
 
 /* Their CPU since, in ns; one that ended meanwhile is lost, one that
- * started meanwhile is not seen (a pid reused meanwhile by a process
- * would count: its run time is then below the old one, and skipped). */
+ * started meanwhile is not seen, and a pid that a new task took over
+ * meanwhile is skipped (no longer a kernel thread, or less run time). */
 static uint64_t kthreads_ns(const struct cqp_cpu_acct *a)
 {
-	uint64_t sum = 0, ns;
+	uint64_t sum = 0, ns, ticks;
+	unsigned flags;
 
 	for (unsigned i = 0; i < a->nkt; i++)
-		if (task_cpu_ns(a->kt[i].pid, &ns) == 0 && ns >= a->kt[i].ns)
+		if (pid_stat(a->kt[i].pid, &ticks, &flags) == 0 &&
+		    (flags & CQP_PF_KTHREAD) &&
+		    task_cpu_ns(a->kt[i].pid, &ns) == 0 && ns >= a->kt[i].ns)
 			sum += ns - a->kt[i].ns;
 	return sum;
 }
 
 void cqp_boot_id(char *buf, size_t cap)
 {
-	ssize_t n = read_text("/proc/sys/kernel/random/boot_id", buf, cap);
-
-	if (n < 0)
-		n = 0;
+	if (read_text("/proc/sys/kernel/random/boot_id", buf, cap) < 0)
+		buf[0] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
@@ -201,7 +194,7 @@ void cqp_acct_set_peer(struct cqp_cpu_acct *a, int pid)
 /* The machine's counters, and the peer's. */
 static void snap_machine(const struct cqp_cpu_acct *a, struct cqp_cpu_snap *s)
 {
-	char buf[8192];
+	char buf[65536]; /* a line per CPU: room for about 700 */
 
 	s->have_sys = s->have_cpu = s->have_peer = false;
 	if (read_text("/proc/stat", buf, sizeof(buf)) > 0) {
@@ -225,11 +218,11 @@ static void snap_self(struct cqp_cpu_snap *s, bool opening)
 	struct rusage ru;
 
 	if (opening)
-		s->proc_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	s->wall_ns = clock_ns(CLOCK_MONOTONIC);
-	s->thread_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		s->proc_ns = cqp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	s->wall_ns = cqp_clock_ns(CLOCK_MONOTONIC);
+	s->thread_ns = cqp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	if (!opening)
-		s->proc_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		s->proc_ns = cqp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	s->user_us = s->sys_us = 0;
 	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
 		s->user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000u +
@@ -272,7 +265,8 @@ void cqp_acct_thread(const struct cqp_cpu_acct *a, double *cpu_pct,
 
 	snap_self(&e, false);
 	wall_us = delta_us(e.wall_ns, a->start.wall_ns) / 1e3;
-	*cpu_pct = pct(delta_us(e.thread_ns, a->start.thread_ns) / 1e3, wall_us);
+	*cpu_pct =
+	    pct(delta_us(e.thread_ns, a->start.thread_ns) / 1e3, wall_us);
 	*user_pct = pct(delta_us(e.user_us, a->start.user_us), wall_us);
 	*sys_pct = pct(delta_us(e.sys_us, a->start.sys_us), wall_us);
 }
@@ -291,8 +285,7 @@ void cqp_acct_end(const struct cqp_cpu_acct *a, struct cqp_cost *out)
 	out->cpu_pct = pct(delta_us(e.thread_ns, s->thread_ns) / 1e3, wall_us);
 	out->cpu_user_pct = pct(delta_us(e.user_us, s->user_us), wall_us);
 	out->cpu_sys_pct = pct(delta_us(e.sys_us, s->sys_us), wall_us);
-	out->proc_cpu_pct =
-	    pct(delta_us(e.proc_ns, s->proc_ns) / 1e3, wall_us);
+	out->proc_cpu_pct = pct(delta_us(e.proc_ns, s->proc_ns) / 1e3, wall_us);
 	out->has_sys = s->have_sys && e.have_sys;
 	if (out->has_sys) {
 		double others;
@@ -311,9 +304,9 @@ void cqp_acct_end(const struct cqp_cpu_acct *a, struct cqp_cost *out)
 		/* A peer here whose CPU cannot be read leaves its share
 		 * in; the figure then errs towards "noisy". */
 		if (a->peer_pid > 0 && s->have_peer && e.have_peer)
-			others -= pct(delta_us(e.peer_ticks, s->peer_ticks) *
-					  tick_us,
-				      wall_us);
+			others -=
+			    pct(delta_us(e.peer_ticks, s->peer_ticks) * tick_us,
+				wall_us);
 		/* Tick sampling can charge one tick twice (softirq on top
 		 * of our thread or of ksoftirqd): never below nothing. */
 		out->others_busy_pct = others > 0 ? others : 0;

@@ -7,8 +7,9 @@
  * getrusage(RUSAGE_THREAD) for the user/system split (the kernel splits
  * the exact total in the ratio of tick samples), /proc/stat (USER_HZ
  * ticks, 10 ms), /proc/PID/stat of a peer on the same machine, and
- * /proc/PID/schedstat (exact) of every kernel thread (ksoftirqd, kworkers: rxe's data path runs there as
- * much as in softirq proper, and /proc/stat counts that as system time).
+ * /proc/PID/schedstat (exact) of every kernel thread (ksoftirqd, kworkers:
+ * rxe's data path runs there as much as in softirq proper, and /proc/stat
+ * counts that as system time).
  */
 #ifndef CQP_CPUACCT_H
 #define CQP_CPUACCT_H

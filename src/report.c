@@ -92,8 +92,7 @@ static double compl_per_wakeup(const struct cqp_cost *c,
 	return c->wakeups ? (double)c->completions / (double)c->wakeups : NAN;
 }
 
-static double wakeups_per_s(const struct cqp_cost *c,
-			    const struct cqp_row *row)
+static double wakeups_per_s(const struct cqp_cost *c, const struct cqp_row *row)
 {
 	(void)row;
 	return c->seconds > 0 ? (double)c->wakeups / c->seconds : NAN;
@@ -236,12 +235,11 @@ static struct shape report_shape(const struct cqp_report *r)
 		const struct cqp_row *row = &r->rows[i];
 
 		for (size_t k = 0; k < N_COST_FIELDS; k++)
-			s.field[k] |= (row->client.valid &&
-				       field_present(&row->client,
-						     &cost_fields[k])) ||
-				      (row->server.valid &&
-				       field_present(&row->server,
-						     &cost_fields[k]));
+			s.field[k] |=
+			    (row->client.valid &&
+			     field_present(&row->client, &cost_fields[k])) ||
+			    (row->server.valid &&
+			     field_present(&row->server, &cost_fields[k]));
 
 		s.label |= row->label[0] != '\0';
 		s.bw |= row->has_bw;
@@ -304,7 +302,7 @@ static int max_int(int a, int b)
 static const char *const lat_heads[N_LAT_FIELDS] = {
     "t_min[usec]", "p50", "t_avg", "t_stdev", "p99", "p99.9", "p99.99", "t_max",
 };
-#define NUM_W 10 /* fits every figure we print (up to ~1e10) */
+#define NUM_W	10 /* fits every figure we print (up to ~1e10) */
 #define CPU_W	12 /* "client: CPU%" */
 #define SPLIT_W 12 /* "idle usr/sys", "100.0/100.0" */
 #define SIRQ_W	11 /* "sirq ns/msg" */
@@ -573,10 +571,9 @@ static void print_noise(const struct cqp_report *r, FILE *out)
 		double worst = -1;
 
 		for (unsigned i = 0; i <= r->nrows; i++) {
-			const struct cqp_cost *c =
-			    i == r->nrows ? run
-			    : side	  ? &r->rows[i].server
-					  : &r->rows[i].client;
+			const struct cqp_cost *c = i == r->nrows ? run
+						   : side ? &r->rows[i].server
+							  : &r->rows[i].client;
 
 			if (c->valid && c->has_sys && c->noisy &&
 			    c->others_busy_pct > worst)
@@ -1229,7 +1226,6 @@ static void csv_text(FILE *out, const char *s)
 	}
 	fputc('"', out);
 }
-
 
 static void csv_cost_head(FILE *out, const char *side, const struct shape *s)
 {

@@ -42,8 +42,8 @@ struct cqp_cost {
 	bool has_idle;		    /* --idle-sec measured this side */
 	double idle_cpu_pct;	    /* CPU with the connection up and idle */
 	double idle_cpu_user_pct, idle_cpu_sys_pct; /* its split */
-	bool has_rx_mem;	    /* UD: receive memory is reported */
-	uint64_t rx_mem_bytes;	    /* receive buffers this side registered */
+	bool has_rx_mem;       /* UD: receive memory is reported */
+	uint64_t rx_mem_bytes; /* receive buffers this side registered */
 };
 
 struct cqp_device_info {

@@ -30,10 +30,10 @@ struct lat_ctx {
 	uint32_t sig_every;
 	uint32_t *unsignaled; /* per QP: sends since its last signaled one */
 	uint32_t unsignaled_all;
-	uint64_t posts;	      /* sends ever posted: picks the send slot */
-	uint32_t step;	      /* both sides count steps alike */
-	uint32_t seq;	      /* client: next ping */
-	uint64_t drop_every;  /* test hook: server ignores every Nth ping */
+	uint64_t posts;	     /* sends ever posted: picks the send slot */
+	uint32_t step;	     /* both sides count steps alike */
+	uint32_t seq;	     /* client: next ping */
+	uint64_t drop_every; /* test hook: server ignores every Nth ping */
 	uint64_t pings;
 };
 

@@ -11,11 +11,10 @@
 
 static void test_stat_parse(void)
 {
-	const char *text =
-	    "cpu  100 5 200 1000 50 7 30 2 0 0\n"
-	    "cpu0 60 5 120 400 20 7 20 1 0 0\n"
-	    "cpu1 40 0 80 600 30 0 10 1 0 0\n"
-	    "intr 12345\n";
+	const char *text = "cpu  100 5 200 1000 50 7 30 2 0 0\n"
+			   "cpu0 60 5 120 400 20 7 20 1 0 0\n"
+			   "cpu1 40 0 80 600 30 0 10 1 0 0\n"
+			   "intr 12345\n";
 	struct cqp_stat_times t;
 
 	CHECK(cqp_stat_parse(text, -1, &t) == 0);

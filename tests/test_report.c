@@ -866,10 +866,12 @@ static void accounting_sample(struct cqp_cost *c, bool noisy)
 static void test_accounting(void)
 {
 	static const char *const keys[] = {
-	    "cpu_user_pct",	 "cpu_sys_pct",	    "proc_cpu_pct",
-	    "sys_busy_pct",	 "sys_irq_pct",	    "sys_softirq_pct",
-	    "others_busy_pct",	 "noisy",	    "cpu_ns_per_msg",
-	    "softirq_ns_per_msg", "kernel_ns_per_msg", "sys_kthread_pct"};
+	    "cpu_user_pct",	 "cpu_sys_pct",
+	    "proc_cpu_pct",	 "sys_busy_pct",
+	    "sys_irq_pct",	 "sys_softirq_pct",
+	    "others_busy_pct",	 "noisy",
+	    "cpu_ns_per_msg",	 "softirq_ns_per_msg",
+	    "kernel_ns_per_msg", "sys_kthread_pct"};
 	struct fixture f;
 	struct cqp_cost b;
 	struct cqp_kv_writer w;
@@ -938,9 +940,8 @@ static void test_accounting(void)
 	CHECK(b.cpu_user_pct == 30 && b.cpu_sys_pct == 7.5 &&
 	      b.proc_cpu_pct == 40 && b.has_sys && b.sys_busy_pct == 150 &&
 	      b.sys_irq_pct == 1 && b.sys_softirq_pct == 84 &&
-	      b.sys_kthread_pct == 3 &&
-	      b.others_busy_pct == 85 && b.noisy && b.has_cpu &&
-	      b.cpu_irq_pct == 0.5 && b.cpu_softirq_pct == 42);
+	      b.sys_kthread_pct == 3 && b.others_busy_pct == 85 && b.noisy &&
+	      b.has_cpu && b.cpu_irq_pct == 0.5 && b.cpu_softirq_pct == 42);
 	/* Without /proc/stat: no machine figures, no flag. */
 	f.rows[0].client.has_sys = false;
 	cqp_kv_writer_init(&w, buf, sizeof(buf));
@@ -955,7 +956,8 @@ static void test_accounting(void)
 	cqp_kv_add_u64(&w, "events_acked", 7);
 	cqp_cost_encode_as(&f.rows[0].server, "cost_", &w);
 	memset(&b, 0, sizeof(b));
-	CHECK(!w.overflow && cqp_cost_decode_as(&b, "cost_", w.buf, w.len) == 0);
+	CHECK(!w.overflow &&
+	      cqp_cost_decode_as(&b, "cost_", w.buf, w.len) == 0);
 	CHECK(b.valid && b.events_acked == f.rows[0].server.events_acked &&
 	      b.noisy && b.sys_softirq_pct == 84);
 	CHECK(cqp_cost_decode_as(&b, "nope_", w.buf, w.len) == -CQP_E_PROTO);
@@ -970,10 +972,11 @@ static void test_accounting(void)
 	/* The client's /proc/stat was unreadable (has_sys off above). */
 	CHECK(s && strstr(s, "\n CPU, client: thread 37.5 % (usr/sys "
 			     "30.0/7.5), process 40.0 %\n") != NULL);
-	CHECK(s && strstr(s, "\n CPU, server: thread 99.9 % (usr/sys "
-			     "30.0/7.5), process 40.0 %; machine: busy 150.0, "
-			     "irq 1.0, softirq 84.0, kernel threads 3.0, others "
-			     "85.0 (% of a core)\n") != NULL);
+	CHECK(s &&
+	      strstr(s, "\n CPU, server: thread 99.9 % (usr/sys "
+			"30.0/7.5), process 40.0 %; machine: busy 150.0, "
+			"irq 1.0, softirq 84.0, kernel threads 3.0, others "
+			"85.0 (% of a core)\n") != NULL);
 	CHECK(s && strstr(s, "Warning: server machine: 85 %") != NULL);
 	free(s);
 	f.p.output = CQP_OUT_JSON;

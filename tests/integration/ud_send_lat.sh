@@ -43,6 +43,15 @@ for mode in poll event hybrid; do
 	done
 done
 
+# Sends ask for a completion one in tx-depth / 2: 300 pongs and about 38
+# sends reaped at the default -t 16; at -t 1, every send.
+check "-t 16: one send in 8 signaled (client completions ~ N + N/8)" \
+	json_check "$WORK/poll-64.json" '300 + 30 <= r["client"]["completions"] <= 300 + 45'
+client "$WORK/t1.json" -t 1 -n 300 --warmup 20 --output json
+check "-t 1: every send signaled (client completions ~ 2N)" \
+	json_check "$WORK/t1.json" '2 * 300 - 2 <= r["client"]["completions"] <= 2 * 300 + 2' ||
+	show "$WORK/t1.json.err"
+
 client "$WORK/all.json" -a -n 50 --warmup 5 --output json
 check "-a: 12 rows, 2 B to the 4096 B MTU" json_check "$WORK/all.json" \
 	'[x["bytes"] for x in d["results"]] == [2 ** k for k in range(1, 13)]'
