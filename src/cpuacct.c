@@ -166,13 +166,6 @@ static uint64_t kthreads_ns(const struct cqp_cpu_acct *a)
 	return sum;
 }
 
-void cqp_boot_id(char *buf, size_t cap)
-{
-	if (read_text("/proc/sys/kernel/random/boot_id", buf, cap) < 0)
-		buf[0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-}
-
 void cqp_acct_init(struct cqp_cpu_acct *a, int cpu)
 {
 	memset(a, 0, sizeof(*a));
@@ -198,6 +191,7 @@ static void snap_machine(const struct cqp_cpu_acct *a, struct cqp_cpu_snap *s)
 
 	s->have_sys = s->have_cpu = s->have_peer = false;
 	if (read_text("/proc/stat", buf, sizeof(buf)) > 0) {
+		s->machine_ns = cqp_clock_ns(CLOCK_MONOTONIC);
 		s->have_sys = cqp_stat_parse(buf, -1, &s->sys) == 0;
 		s->have_cpu =
 		    a->cpu >= 0 && cqp_stat_parse(buf, a->cpu, &s->cpu) == 0;
@@ -234,10 +228,17 @@ static void snap_self(struct cqp_cpu_snap *s, bool opening)
 
 /* The machine's window holds ours: it opens first and closes last, so
  * its reads are not charged to our phase. */
-void cqp_acct_begin(struct cqp_cpu_acct *a)
+void cqp_acct_begin_machine(struct cqp_cpu_acct *a)
 {
 	kthreads_begin(a);
 	snap_machine(a, &a->start);
+	a->machine_ready = true;
+}
+
+void cqp_acct_begin(struct cqp_cpu_acct *a)
+{
+	if (!a->machine_ready)
+		cqp_acct_begin_machine(a);
 	snap_self(&a->start, true);
 }
 
@@ -271,16 +272,19 @@ void cqp_acct_thread(const struct cqp_cpu_acct *a, double *cpu_pct,
 	*sys_pct = pct(delta_us(e.sys_us, a->start.sys_us), wall_us);
 }
 
-void cqp_acct_end(const struct cqp_cpu_acct *a, struct cqp_cost *out)
+void cqp_acct_end(struct cqp_cpu_acct *a, struct cqp_cost *out)
 {
 	const struct cqp_cpu_snap *s = &a->start;
 	struct cqp_cpu_snap e;
-	double wall_us, tick_us = 1e6 / (double)sysconf(_SC_CLK_TCK);
+	double wall_us, mach_us, tick_us = 1e6 / (double)sysconf(_SC_CLK_TCK);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	snap_self(&e, false);
 	snap_machine(a, &e);
+	a->machine_ready = false;
 	wall_us = delta_us(e.wall_ns, s->wall_ns) / 1e3;
+	/* The machine's counters as rates over their own window. */
+	mach_us = delta_us(e.machine_ns, s->machine_ns) / 1e3;
 	out->seconds = wall_us / 1e6;
 	out->cpu_pct = pct(delta_us(e.thread_ns, s->thread_ns) / 1e3, wall_us);
 	out->cpu_user_pct = pct(delta_us(e.user_us, s->user_us), wall_us);
@@ -291,13 +295,13 @@ void cqp_acct_end(const struct cqp_cpu_acct *a, struct cqp_cost *out)
 		double others;
 
 		out->sys_busy_pct =
-		    pct(delta_us(e.sys.busy, s->sys.busy) * tick_us, wall_us);
+		    pct(delta_us(e.sys.busy, s->sys.busy) * tick_us, mach_us);
 		out->sys_irq_pct =
-		    pct(delta_us(e.sys.irq, s->sys.irq) * tick_us, wall_us);
+		    pct(delta_us(e.sys.irq, s->sys.irq) * tick_us, mach_us);
 		out->sys_softirq_pct = pct(
-		    delta_us(e.sys.softirq, s->sys.softirq) * tick_us, wall_us);
+		    delta_us(e.sys.softirq, s->sys.softirq) * tick_us, mach_us);
 		out->sys_kthread_pct =
-		    a->have_kt ? pct((double)kthreads_ns(a) / 1e3, wall_us) : 0;
+		    a->have_kt ? pct((double)kthreads_ns(a) / 1e3, mach_us) : 0;
 		others = out->sys_busy_pct - out->sys_irq_pct -
 			 out->sys_softirq_pct - out->sys_kthread_pct -
 			 out->proc_cpu_pct;
@@ -306,21 +310,21 @@ void cqp_acct_end(const struct cqp_cpu_acct *a, struct cqp_cost *out)
 		if (a->peer_pid > 0 && s->have_peer && e.have_peer)
 			others -=
 			    pct(delta_us(e.peer_ticks, s->peer_ticks) * tick_us,
-				wall_us);
+				mach_us);
 		/* Tick sampling can charge one tick twice (softirq on top
 		 * of our thread or of ksoftirqd): never below nothing. */
 		out->others_busy_pct = others > 0 ? others : 0;
 		/* Each CPU's counters may be a tick off at either end: a
 		 * phase too short to tell is never flagged. */
 		out->noisy = out->others_busy_pct -
-				 pct(2.0 * (double)ncpu * tick_us, wall_us) >
+				 pct(2.0 * (double)ncpu * tick_us, mach_us) >
 			     CQP_NOISY_PCT;
 	}
 	out->has_cpu = s->have_cpu && e.have_cpu;
 	if (out->has_cpu) {
 		out->cpu_irq_pct =
-		    pct(delta_us(e.cpu.irq, s->cpu.irq) * tick_us, wall_us);
+		    pct(delta_us(e.cpu.irq, s->cpu.irq) * tick_us, mach_us);
 		out->cpu_softirq_pct = pct(
-		    delta_us(e.cpu.softirq, s->cpu.softirq) * tick_us, wall_us);
+		    delta_us(e.cpu.softirq, s->cpu.softirq) * tick_us, mach_us);
 	}
 }

@@ -35,6 +35,7 @@ struct cqp_cpu_snap {
 	bool have_sys, have_cpu, have_peer;
 	struct cqp_stat_times sys, cpu; /* the machine; --cpu's CPU */
 	uint64_t peer_ticks;		/* the peer's utime + stime */
+	uint64_t machine_ns; /* CLOCK_MONOTONIC when /proc/stat was read */
 };
 
 /* A kernel thread seen when the phase began, and its CPU then (ns). */
@@ -50,17 +51,26 @@ struct cqp_cpu_acct {
 	struct cqp_kthread *kt; /* owned */
 	unsigned nkt, kt_cap;
 	bool have_kt;
+	bool machine_ready; /* the machine's window is open */
 };
 
 void cqp_acct_init(struct cqp_cpu_acct *a, int cpu);
 void cqp_acct_free(struct cqp_cpu_acct *a);
 /* A peer on this machine (the same boot_id): its CPU is no noise. */
 void cqp_acct_set_peer(struct cqp_cpu_acct *a, int pid);
+/* Opens the machine's window: /proc/stat, the peer's and every kernel
+ * thread's /proc files, a millisecond or more of reads.  Taken before
+ * the traffic (before a step's barrier), so that no peer waits on it;
+ * the machine's figures are then rates over their own, longer window. */
+void cqp_acct_begin_machine(struct cqp_cpu_acct *a);
+/* Opens our own window (clocks and getrusage: microseconds), and the
+ * machine's too unless cqp_acct_begin_machine already did. */
 void cqp_acct_begin(struct cqp_cpu_acct *a);
 /* Only our own clocks, for cqp_acct_thread. */
 void cqp_acct_begin_self(struct cqp_cpu_acct *a);
-/* The figures since cqp_acct_begin into out's CPU fields. */
-void cqp_acct_end(const struct cqp_cpu_acct *a, struct cqp_cost *out);
+/* The figures since the begins into out's CPU fields; closes both
+ * windows. */
+void cqp_acct_end(struct cqp_cpu_acct *a, struct cqp_cost *out);
 /* Only the thread's CPU and its split since begin (idle cost). */
 void cqp_acct_thread(const struct cqp_cpu_acct *a, double *pct,
 		     double *user_pct, double *sys_pct);
@@ -73,9 +83,5 @@ int cqp_pid_stat_ticks(const char *text, uint64_t *ticks);
 /* The same with the task's flags (PF_KTHREAD: a kernel thread). */
 int cqp_pid_stat_parse(const char *text, uint64_t *ticks, unsigned *flags);
 #define CQP_PF_KTHREAD 0x00200000u
-
-/* The machine's identity for "same host" (/proc/sys/kernel/random/boot_id),
- * "" when unknown. */
-void cqp_boot_id(char *buf, size_t cap);
 
 #endif
