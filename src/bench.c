@@ -288,6 +288,9 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 
 		if (run->is_client && i < nsteps)
 			st = steps[i];
+		/* Before the barrier: the /proc reads stall no traffic. */
+		if (run->comp && (!run->is_client || i < nsteps))
+			cqp_comp_prepare(run->comp);
 		rc = cqp_session_step(run->s, &st.size, &st.mode);
 		if (rc < 0 || st.size == 0)
 			break;

@@ -540,7 +540,12 @@ void cqp_comp_begin(struct cqp_comp *c)
 	c->progressed = false;
 }
 
-void cqp_comp_cost(const struct cqp_comp *c, struct cqp_cost *out)
+void cqp_comp_prepare(struct cqp_comp *c)
+{
+	cqp_acct_begin_machine(&c->acct);
+}
+
+void cqp_comp_cost(struct cqp_comp *c, struct cqp_cost *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->valid = true;

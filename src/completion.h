@@ -132,7 +132,11 @@ int cqp_comp_check_peer(struct cqp_comp *c, uint64_t now_ns);
 /* Zeroes the counters and starts the CPU and wall clocks of the measured
  * phase; cqp_comp_cost() reports them since then (cpuacct.h). */
 void cqp_comp_begin(struct cqp_comp *c);
-void cqp_comp_cost(const struct cqp_comp *c, struct cqp_cost *out);
+void cqp_comp_cost(struct cqp_comp *c, struct cqp_cost *out);
+/* Opens the machine's window of the next phase (cpuacct.h), milliseconds
+ * of /proc reads: called before a step's barrier, so that cqp_comp_begin
+ * at the measure mark costs microseconds and no peer waits on it. */
+void cqp_comp_prepare(struct cqp_comp *c);
 
 struct cqp_params;
 /* The engine settings a parameter set asks for.  `receiver` decides

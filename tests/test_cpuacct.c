@@ -110,6 +110,23 @@ static void test_acct(void)
 	nanosleep(&nap, NULL);
 	cqp_acct_thread(&a, &cpu, &user, &sys);
 	CHECK(cpu < 5 && user < 5 && sys < 5);
+
+	/* The machine's window opened early: begin keeps it, end closes
+	 * it, the next begin opens a new one. */
+	cqp_acct_begin_machine(&a);
+	CHECK(a.machine_ready);
+	uint64_t opened = a.start.machine_ns;
+	nanosleep(&nap, NULL);
+	cqp_acct_begin(&a);
+	CHECK(a.start.machine_ns == opened && a.start.wall_ns > opened);
+	spin_ms(100);
+	cqp_acct_end(&a, &c);
+	CHECK(!a.machine_ready && c.has_sys);
+	CHECK(c.seconds > 0.09 && c.seconds < 0.2);
+	cqp_acct_begin(&a);
+	CHECK(a.machine_ready && a.start.machine_ns > opened);
+	cqp_acct_end(&a, &c);
+	cqp_acct_free(&a);
 }
 
 /* The TSC against a 200 ms CLOCK_MONOTONIC measurement, where the TSC
