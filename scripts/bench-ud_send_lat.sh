@@ -20,6 +20,7 @@
 # (default: build/bench-ud_send_lat). --report TSV: no runs, the report of
 # an earlier run's runs.tsv again (summary.json into DIR, default TSV's
 # folder). --timeout: the whole run's (default 1800 s plus 30 s a run).
+# BENCH_MODES="poll" or "event" measures one mode only (default both).
 # All tools run server on CPU 0 and client on CPU 1 (BENCH_NO_PIN=1: no).
 # Exit status: 0 whatever the verdict (this is a measurement), 1 when a run
 # still fails after its retries, 2 on usage errors, else softroce-run.sh's.
