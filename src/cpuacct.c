@@ -258,18 +258,25 @@ static double delta_us(uint64_t now, uint64_t then)
 	return now > then ? (double)(now - then) : 0.0;
 }
 
+/* The thread's CPU and its split from s to e, over wall_us. */
+static void thread_figures(const struct cqp_cpu_snap *s,
+			   const struct cqp_cpu_snap *e, double wall_us,
+			   double *cpu_pct, double *user_pct, double *sys_pct)
+{
+	*cpu_pct = pct(delta_us(e->thread_ns, s->thread_ns) / 1e3, wall_us);
+	*user_pct = pct(delta_us(e->user_us, s->user_us), wall_us);
+	*sys_pct = pct(delta_us(e->sys_us, s->sys_us), wall_us);
+}
+
 void cqp_acct_thread(const struct cqp_cpu_acct *a, double *cpu_pct,
 		     double *user_pct, double *sys_pct)
 {
 	struct cqp_cpu_snap e;
-	double wall_us;
 
 	snap_self(&e, false);
-	wall_us = delta_us(e.wall_ns, a->start.wall_ns) / 1e3;
-	*cpu_pct =
-	    pct(delta_us(e.thread_ns, a->start.thread_ns) / 1e3, wall_us);
-	*user_pct = pct(delta_us(e.user_us, a->start.user_us), wall_us);
-	*sys_pct = pct(delta_us(e.sys_us, a->start.sys_us), wall_us);
+	thread_figures(&a->start, &e,
+		       delta_us(e.wall_ns, a->start.wall_ns) / 1e3, cpu_pct,
+		       user_pct, sys_pct);
 }
 
 void cqp_acct_end(struct cqp_cpu_acct *a, struct cqp_cost *out)
@@ -286,9 +293,8 @@ void cqp_acct_end(struct cqp_cpu_acct *a, struct cqp_cost *out)
 	/* The machine's counters as rates over their own window. */
 	mach_us = delta_us(e.machine_ns, s->machine_ns) / 1e3;
 	out->seconds = wall_us / 1e6;
-	out->cpu_pct = pct(delta_us(e.thread_ns, s->thread_ns) / 1e3, wall_us);
-	out->cpu_user_pct = pct(delta_us(e.user_us, s->user_us), wall_us);
-	out->cpu_sys_pct = pct(delta_us(e.sys_us, s->sys_us), wall_us);
+	thread_figures(s, &e, wall_us, &out->cpu_pct, &out->cpu_user_pct,
+		       &out->cpu_sys_pct);
 	out->proc_cpu_pct = pct(delta_us(e.proc_ns, s->proc_ns) / 1e3, wall_us);
 	out->has_sys = s->have_sys && e.have_sys;
 	if (out->has_sys) {

@@ -1238,6 +1238,18 @@ static void csv_cost_head(FILE *out, const char *side, const struct shape *s)
 		fprintf(out, ",%s_%s", side, derived_fields[i].key);
 }
 
+/* One figure of the cost record as CSV writes it. */
+static void csv_field(FILE *out, const struct cqp_cost *c,
+		      const struct cost_field *f)
+{
+	if (f->type == FIELD_DOUBLE)
+		csv_double(out, field_double(c, f));
+	else if (f->type == FIELD_BOOL)
+		fputs(field_u64(c, f) ? "true" : "false", out);
+	else
+		fprintf(out, "%" PRIu64, field_u64(c, f));
+}
+
 static void csv_cost(FILE *out, const struct cqp_cost *c, const struct shape *s,
 		     const struct cqp_row *row)
 {
@@ -1249,14 +1261,8 @@ static void csv_cost(FILE *out, const struct cqp_cost *c, const struct shape *s,
 		if (!s->field[i])
 			continue;
 		fputc(',', out);
-		if (!c->valid || !field_present(c, f))
-			continue;
-		if (f->type == FIELD_DOUBLE)
-			csv_double(out, field_double(c, f));
-		else if (f->type == FIELD_BOOL)
-			fputs(field_u64(c, f) ? "true" : "false", out);
-		else
-			fprintf(out, "%" PRIu64, field_u64(c, f));
+		if (c->valid && field_present(c, f))
+			csv_field(out, c, f);
 	}
 	for (i = 0; i < N_DERIVED_FIELDS; i++) {
 		fputc(',', out);
@@ -1297,12 +1303,7 @@ static void csv_run_cost(FILE *out, const char *side, const struct cqp_cost *c)
 		if (!field_present(c, f))
 			continue;
 		fprintf(out, " %s=", f->key);
-		if (f->type == FIELD_DOUBLE)
-			csv_double(out, field_double(c, f));
-		else if (f->type == FIELD_BOOL)
-			fputs(field_u64(c, f) ? "true" : "false", out);
-		else
-			fprintf(out, "%" PRIu64, field_u64(c, f));
+		csv_field(out, c, f);
 	}
 	fputc('\n', out);
 }
