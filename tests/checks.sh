@@ -57,7 +57,14 @@ json_get() {
 show() {
 	local f
 	for f in "$@"; do
-		[ -s "$f" ] && sed "s|^|# $(basename "$f"): |" "$f" | tail -n 20
+		[ -s "$f" ] || continue
+		# The first lines say what went wrong first (a valgrind log
+		# ends with leak records that are not the error).
+		if [ "$(wc -l <"$f")" -gt 40 ]; then
+			{ head -n 25 "$f"; echo "[...]"; tail -n 15 "$f"; }
+		else
+			cat "$f"
+		fi | sed "s|^|# $(basename "$f"): |"
 	done
 	return 0
 }

@@ -71,7 +71,7 @@ else
 	not_ok "sanitizer build available"
 fi
 
-vg="valgrind -q --error-exitcode=19 --leak-check=full --errors-for-leak-kinds=definite"
+vg="valgrind -q --error-exitcode=19 --leak-check=full --errors-for-leak-kinds=definite --suppressions=$(dirname "$0")/valgrind.supp"
 if command -v valgrind >/dev/null; then
 	pair "valgrind-bw" "$vg" "$vg" "$CQPERF_BIN/cq_poll_bw" \
 		--cq-mode event -s 1024 -n 200 --output json
