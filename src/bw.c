@@ -18,6 +18,9 @@
 /* Sender state of one QP. */
 struct txq {
 	uint64_t posted, acked;
+	/* Sends until the next signaled and solicited one: countdowns, not
+	 * two 64-bit divisions per work request. */
+	uint32_t sig_left, sol_left;
 	bool done_posting;
 };
 
@@ -67,10 +70,14 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 				    last ? CQP_IMM_END : CQP_IMM_MEASURE;
 				s->mark = false;
 			}
-			if (last || (idx + 1) % p->signal_every == 0)
+			if (--q->sig_left == 0 || last) {
 				w->send_flags |= IBV_SEND_SIGNALED;
-			if (last || (idx + 1) % s->sol_every == 0)
+				q->sig_left = p->signal_every;
+			}
+			if (--q->sol_left == 0 || last) {
 				w->send_flags |= IBV_SEND_SOLICITED;
+				q->sol_left = s->sol_every;
+			}
 			if (n)
 				wr[n - 1].next = w;
 			q->posted++;
@@ -108,6 +115,10 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	 * receive queue runs dry, or sender and receiver wait on each
 	 * other. */
 	s.sol_every = p->rx_depth / 4 ? p->rx_depth / 4 : 1;
+	for (unsigned i = 0; i < tx->nqp; i++) {
+		s.q[i].sig_left = p->signal_every;
+		s.q[i].sol_left = s.sol_every;
+	}
 	now = cqp_now_ns();
 	if (p->duration_s) {
 		warm_end = now + WARMUP_NS;

@@ -62,12 +62,16 @@ static int run_sender(struct cqp_run *run, struct bw_ctx *c, uint64_t size,
 	return cqp_bw_send(&tx, size, row, mine, &sent);
 }
 
+/* Reposts go to the QPs this reap touched, from a list: a scan over every
+ * QP per reap delays reposts at high QP counts until the sender meets RNR
+ * NAKs. */
 static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
 			struct cqp_cost *mine)
 {
 	struct cqp_rc *rc = &c->rc;
 	struct ibv_wc wc[REAP_MAX];
 	unsigned *repost = calloc(rc->nqp, sizeof(*repost));
+	unsigned dirty[REAP_MAX];
 	unsigned ended = 0;
 	int ret = 0;
 
@@ -76,11 +80,16 @@ static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
 	cqp_comp_begin(&rc->comp);
 	while (ended < rc->nqp) {
+		unsigned ndirty = 0;
+
 		ret = cqp_comp_reap(&rc->comp, wc, REAP_MAX);
 		if (ret < 0)
 			goto out;
 		for (int k = 0; k < ret; k++) {
-			repost[wc[k].wr_id]++;
+			unsigned q = (unsigned)wc[k].wr_id;
+
+			if (repost[q]++ == 0)
+				dirty[ndirty++] = q;
 			if (!(wc[k].wc_flags & IBV_WC_WITH_IMM))
 				continue;
 			if (wc[k].imm_data == CQP_IMM_END)
@@ -88,12 +97,12 @@ static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
 			else if (wc[k].imm_data == CQP_IMM_MEASURE)
 				cqp_comp_begin(&rc->comp);
 		}
-		for (unsigned i = 0; i < rc->nqp; i++) {
-			if (!repost[i])
-				continue;
-			if ((ret = cqp_rc_post_recvs(rc, i, repost[i])) < 0)
+		for (unsigned d = 0; d < ndirty; d++) {
+			unsigned q = dirty[d];
+
+			if ((ret = cqp_rc_post_recvs(rc, q, repost[q])) < 0)
 				goto out;
-			repost[i] = 0;
+			repost[q] = 0;
 		}
 	}
 	ret = 0;

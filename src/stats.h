@@ -8,7 +8,6 @@
 
 #include "clock.h" /* cqp_now_ns */
 
-
 /* Summary of a latency distribution, all in the unit of the samples. */
 struct cqp_summary {
 	uint64_t count;

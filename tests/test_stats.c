@@ -306,14 +306,23 @@ static void test_bw_short_and_gaps(void)
 	struct cqp_bw_result r;
 	uint64_t t0 = 777;
 
-	/* Shorter than one interval: no complete window, peak = avg. */
+	/* Shorter than two intervals: peak not measured. */
 	cqp_bw_start(&m, t0, 1000 * MS);
 	cqp_bw_add(&m, t0 + 100 * MS, 4096, 1);
 	cqp_bw_add(&m, t0 + 500 * MS, 4096, 1);
 	cqp_bw_finish(&m, &r);
 	CHECK_NEAR(r.seconds, 0.5, 1e-12);
 	CHECK_NEAR(r.avg_bps, 8192 / 0.5, 1e-9);
-	CHECK_NEAR(r.peak_bps, r.avg_bps, 0);
+	CHECK(isnan(r.peak_bps));
+	/* 1.99 intervals: still not; 2: measured. */
+	cqp_bw_start(&m, t0, 100 * MS);
+	cqp_bw_add(&m, t0 + 150 * MS, 1000, 1);
+	cqp_bw_add(&m, t0 + 199 * MS, 1000, 1);
+	cqp_bw_finish(&m, &r);
+	CHECK(isnan(r.peak_bps));
+	cqp_bw_add(&m, t0 + 200 * MS, 1000, 1);
+	cqp_bw_finish(&m, &r);
+	CHECK_NEAR(r.peak_bps, 2000 / 0.1, 1e-9); /* [100, 200) ms */
 
 	/* A silent gap spanning many windows: the first window counts,
 	 * the empty ones do not drag anything, the last is partial. */
@@ -327,7 +336,7 @@ static void test_bw_short_and_gaps(void)
 	/* Nothing at all: zeros, no division by zero. */
 	cqp_bw_start(&m, t0, 100 * MS);
 	cqp_bw_finish(&m, &r);
-	CHECK(r.seconds == 0 && r.avg_bps == 0 && r.peak_bps == 0 &&
+	CHECK(r.seconds == 0 && r.avg_bps == 0 && isnan(r.peak_bps) &&
 	      r.msg_rate == 0);
 }
 
