@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "error.h"
+#include "hwcount.h"
 #include "kv.h"
 
 #define MAX_SIZES 64
@@ -161,12 +163,56 @@ static int measure_idle(struct cqp_run *run, struct cqp_cost *mine)
 	return cqp_comp_idle(run->comp, run->p->idle_sec, mine);
 }
 
-static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
-		    void *ctx, const struct step *st, struct cqp_row *row)
+/* This side's port counters since `before`, after the kernel's cache of
+ * them has expired (else the step's last packets may be missing). */
+static struct cqp_hw_counters *hw_since(const struct cqp_run *run,
+					const struct cqp_hw_counters *before)
 {
-	char rec[4096];
+	struct cqp_hw_counters *after, *d;
+	unsigned ms;
+
+	if (!before || !before->n)
+		return NULL;
+	ms = cqp_hw_lifespan_ms(run->dev.name, run->dev.port);
+	if (ms) {
+		struct timespec ts = {ms / 1000,
+				      (long)(ms % 1000 + 1) * 1000000};
+
+		nanosleep(&ts, NULL);
+	}
+	after = malloc(sizeof(*after));
+	d = malloc(sizeof(*d));
+	if (!after || !d ||
+	    cqp_hw_read_port(run->dev.name, run->dev.port, after) < 0) {
+		free(after);
+		free(d);
+		return NULL;
+	}
+	cqp_hw_delta(before, after, d);
+	free(after);
+	return d;
+}
+
+static struct cqp_hw_counters *hw_decode(const char *text, size_t len)
+{
+	struct cqp_hw_counters *d = malloc(sizeof(*d));
+
+	if (d && (cqp_hw_decode(d, text, len) < 0 || d->n == 0)) {
+		free(d);
+		d = NULL;
+	}
+	return d;
+}
+
+static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
+		    void *ctx, const struct step *st,
+		    const struct cqp_hw_counters *hw_before,
+		    struct cqp_row *row)
+{
+	char rec[16384];
 	struct cqp_kv_writer w;
 	struct cqp_cost mine, theirs;
+	struct cqp_hw_counters *hw_mine = NULL, *hw_theirs;
 	const char *text;
 	uint32_t len;
 	int rc;
@@ -180,20 +226,30 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 	if (run->comp)
 		cqp_comp_set_mode(run->comp, st->mode);
 	rc = ops->run_size(run, ctx, st->size, row, &mine);
+	if (rc == 0)
+		hw_mine = hw_since(run, hw_before);
 	if (rc == 0 && run->p->idle_sec && run->comp)
 		rc = measure_idle(run, &mine);
-	if (rc < 0)
+	if (rc < 0) {
+		free(hw_mine);
 		return rc;
+	}
 	cqp_kv_writer_init(&w, rec, sizeof(rec));
 	encode_results(row, &mine, &w);
+	if (hw_mine)
+		cqp_hw_encode(hw_mine, &w);
 	rc = cqp_session_exchange(run->s, CQP_MSG_RESULTS, &w, &text, &len);
-	if (rc < 0)
+	if (rc == 0)
+		rc = decode_results(row, &theirs, text, len);
+	if (rc < 0) {
+		free(hw_mine);
 		return rc;
-	rc = decode_results(row, &theirs, text, len);
-	if (rc < 0)
-		return rc;
+	}
+	hw_theirs = hw_decode(text, len);
 	row->client = run->is_client ? mine : theirs;
 	row->server = run->is_client ? theirs : mine;
+	row->hw_client = run->is_client ? hw_mine : hw_theirs;
+	row->hw_server = run->is_client ? hw_theirs : hw_mine;
 	return 0;
 }
 
@@ -249,11 +305,15 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 	struct step steps[MAX_STEPS];
 	unsigned nrows = 0, nsteps = 0;
 	void *ctx = calloc(1, ops->ctx_size);
+	struct cqp_hw_counters *hw_before = calloc(1, sizeof(*hw_before));
 	bool set_up = false;
 	int rc;
 
-	if (!ctx)
+	if (!ctx || !hw_before) {
+		free(ctx);
+		free(hw_before);
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	}
 	rc = ops->setup(run, ctx);
 	if (rc < 0) {
 		/* Whatever setup got as far as creating goes, so that a
@@ -289,8 +349,13 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 		if (run->is_client && i < nsteps)
 			st = steps[i];
 		/* Before the barrier: the /proc reads stall no traffic. */
-		if (run->comp && (!run->is_client || i < nsteps))
+		if (run->comp && (!run->is_client || i < nsteps)) {
 			cqp_comp_prepare(run->comp);
+			if (hw_before &&
+			    cqp_hw_read_port(run->dev.name, run->dev.port,
+					     hw_before) < 0)
+				hw_before->n = 0;
+		}
 		rc = cqp_session_step(run->s, &st.size, &st.mode);
 		if (rc < 0 || st.size == 0)
 			break;
@@ -301,7 +366,7 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 				      st.size, run->max_size);
 			break;
 		}
-		rc = run_step(ops, run, ctx, &st, &rows[nrows]);
+		rc = run_step(ops, run, ctx, &st, hw_before, &rows[nrows]);
 		if (rc < 0) {
 			cqp_rows_free(&rows[nrows], 1);
 			break;
@@ -314,6 +379,7 @@ out:
 	if (set_up)
 		ops->teardown(run, ctx);
 	free(ctx);
+	free(hw_before);
 	if (set_up || run->is_client)
 		print_report(ops, run, rows, nrows,
 			     rc < 0 ? cqp_errmsg() : NULL);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "fabric.h"
 #include "options.h"
 #include "stats.h"
 
@@ -71,7 +72,11 @@ int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
 
 	memset(c, 0, sizeof(*c));
 	c->cfg = *cfg;
+	c->ctx = ctx;
 	c->epfd = -1;
+	/* Read when idle, never waited on. */
+	fcntl(ctx->async_fd, F_SETFL,
+	      fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
 	c->ncq = ncq;
 	if (cfg->comp_vector >= (unsigned)vectors)
 		return cqp_fail(CQP_E_USAGE,
@@ -155,6 +160,19 @@ void cqp_comp_destroy(struct cqp_comp *c)
 
 int cqp_comp_moderate(struct cqp_comp *c, uint32_t count, uint32_t usec)
 {
+	struct ibv_device_attr_ex ax;
+
+	/* mlx5's period has 12 bits: a larger one would be cut silently. */
+	if (c->ncq &&
+	    ibv_query_device_ex(c->cqs[0].cq->context, NULL, &ax) == 0) {
+		int rc = cqp_fabric_cq_mod_ok(
+		    count, usec, ax.cq_mod_caps.max_cq_count,
+		    ax.cq_mod_caps.max_cq_period,
+		    ibv_get_device_name(c->cqs[0].cq->context->device));
+
+		if (rc < 0)
+			return rc;
+	}
 	for (unsigned i = 0; i < c->ncq; i++) {
 		struct ibv_modify_cq_attr a = {
 		    .attr_mask = IBV_CQ_ATTR_MODERATE,
@@ -258,10 +276,40 @@ static uint64_t peer_due(const struct cqp_comp *c)
 	return from + CQP_COMP_PEER_NS;
 }
 
+/* The device's async events: a CQ overrun or a fatal QP, SRQ, port or
+ * device event ends the run by its name, instead of a timeout later. */
+static int async_events(struct cqp_comp *c)
+{
+	struct ibv_async_event ev;
+
+	while (c->ctx && ibv_get_async_event(c->ctx, &ev) == 0) {
+		enum ibv_event_type t = ev.event_type;
+		uint32_t qpn = cqp_fabric_async_on_qp(t) && ev.element.qp
+				   ? ev.element.qp->qp_num
+				   : 0;
+
+		ibv_ack_async_event(&ev);
+		if (!cqp_fabric_async_fatal(t))
+			continue;
+		if (qpn)
+			return cqp_fail(CQP_E_DEVICE,
+					"the device reported %s on QP %u",
+					ibv_event_type_str(t), qpn);
+		return cqp_fail(CQP_E_DEVICE, "the device reported %s%s",
+				ibv_event_type_str(t),
+				t == IBV_EVENT_CQ_ERR
+				    ? " (a CQ overran: completions were lost)"
+				    : "");
+	}
+	return 0;
+}
+
 static int look_at_peer(struct cqp_comp *c, uint64_t now)
 {
+	int rc = async_events(c);
+
 	c->peer_looked_ns = now;
-	return c->peer_check(c->peer_arg);
+	return rc < 0 ? rc : c->peer_check(c->peer_arg);
 }
 
 /* Called when idle, with the clock just read. */

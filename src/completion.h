@@ -51,6 +51,7 @@ struct cqp_comp_cq {
 
 struct cqp_comp {
 	struct cqp_comp_cfg cfg;
+	struct ibv_context *ctx; /* its async events are read when idle */
 	struct cqp_comp_cq *cqs;
 	unsigned ncq;
 	struct ibv_comp_channel **chans;

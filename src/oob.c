@@ -35,7 +35,7 @@ static const char *const msg_names[CQP_MSG__MAX] = {
     [CQP_MSG_ACCEPT] = "ACCEPT",     [CQP_MSG_REJECT] = "REJECT",
     [CQP_MSG_ENDPOINT] = "ENDPOINT", [CQP_MSG_BARRIER] = "BARRIER",
     [CQP_MSG_RESULTS] = "RESULTS",   [CQP_MSG_ERROR] = "ERROR",
-    [CQP_MSG_BYE] = "BYE",
+    [CQP_MSG_BYE] = "BYE",	     [CQP_MSG_PORT] = "PORT",
 };
 
 static const char *msg_name(uint16_t type)
@@ -225,6 +225,25 @@ static unsigned local_port(int fd)
 		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 	if (ss.ss_family == AF_INET)
 		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	return 0;
+}
+
+int cqp_oob_local_gid(const struct cqp_oob *o, uint8_t gid[16])
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (o->fd < 0 || getsockname(o->fd, (struct sockaddr *)&ss, &sl) < 0)
+		return -1;
+	if (ss.ss_family == AF_INET6) {
+		memcpy(gid, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+		return 0;
+	}
+	if (ss.ss_family != AF_INET)
+		return -1;
+	memset(gid, 0, 10);
+	gid[10] = gid[11] = 0xff;
+	memcpy(gid + 12, &((struct sockaddr_in *)&ss)->sin_addr, 4);
 	return 0;
 }
 

@@ -29,6 +29,7 @@ enum cqp_msg {
 	CQP_MSG_RESULTS,   /* kv: one side's figures */
 	CQP_MSG_ERROR,	   /* kv: reason; the sender is giving up */
 	CQP_MSG_BYE,	   /* empty: orderly end of the session */
+	CQP_MSG_PORT,	   /* kv: port facts (MTU, link, LID, prefix) */
 	CQP_MSG__MAX
 };
 
@@ -54,6 +55,9 @@ int cqp_oob_connect(const char *host, uint16_t port, int timeout_ms,
 void cqp_oob_from_fd(struct cqp_oob *o, int fd, int timeout_ms,
 		     const char *peer);
 void cqp_oob_close(struct cqp_oob *o);
+/* Our end's address as a 16-byte GID (IPv4 mapped into ::ffff:0:0/96):
+ * the RoCE GID of the interface the peer reached us by.  -1: unknown. */
+int cqp_oob_local_gid(const struct cqp_oob *o, uint8_t gid[16]);
 
 /* Header encode/decode, exposed for the fuzz target and unit tests.
  * decode returns 0 or CQP_E_PROTO (bad magic, oversized length, unknown

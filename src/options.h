@@ -41,6 +41,7 @@ struct cqp_params {
 	int32_t cpu;	      /* -1 = no pinning */
 	uint32_t clock;	      /* enum cqp_clock_mode */
 	uint32_t comp_vector; /* completion vector for the CQs */
+	uint32_t pkey_index;  /* P_Key table index of the QPs */
 	uint32_t output;      /* enum cqp_output */
 	bool report_gbits;
 	uint64_t max_mem;     /* server: cap on what a client may allocate */
@@ -61,6 +62,8 @@ struct cqp_params {
 	uint32_t cq_depth;   /* 0 = derived from the queue depths */
 	int32_t inline_size; /* -1 = device default */
 	uint32_t mtu;	     /* 0 = port's active MTU */
+	uint32_t sl;	     /* service level */
+	uint32_t tclass;     /* GRH traffic class (RoCE v2: DSCP << 2 | ECN) */
 	uint32_t post_list;
 	uint32_t signal_every;
 	uint32_t qps;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "path.h"
 
 static uint32_t random_psn(void)
 {
@@ -96,24 +97,19 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
 	uint64_t buf_size = cqp_rc_buf_size(p);
 	struct cqp_comp_cfg cfg;
 	uint32_t depth = cqp_params_cq_depth(p);
+	uint32_t mtu;
 	int ret;
 
 	memset(rc, 0, sizeof(*rc));
 	srandom((unsigned)cqp_now_ns());
-	ret = cqp_dev_open(&rc->dev, p->ib_dev, p->ib_port, p->gid_index);
+	ret = cqp_path_open(&rc->dev, run, true, &mtu);
 	if (ret < 0)
 		return ret;
 	rc->dev_open = true;
-	run->dev = rc->dev.info;
-	ret = cqp_dev_check_limits(&rc->dev, p);
-	if (ret < 0)
-		return ret;
+	rc->mtu = cqp_mtu_enum(mtu);
 	run->max_size = rc->dev.port_attr.max_msg_sz < buf_size
 			    ? rc->dev.port_attr.max_msg_sz
 			    : buf_size;
-	ret = cqp_dev_pick_mtu(&rc->dev, p->mtu, &rc->mtu);
-	if (ret < 0)
-		return ret;
 	cqp_comp_cfg_from_params(&cfg, p, receiver, run->stop);
 	ret = cqp_comp_create(&rc->comp, rc->dev.ctx, &cfg, p->qps, depth);
 	if (ret < 0)
@@ -129,6 +125,8 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
 	ret = create_qps(rc, p, buf_size);
 	if (ret < 0)
 		return ret;
+	run->dev.has_inline = true;
+	run->dev.inline_size = rc->inline_granted;
 	for (unsigned i = 0; receiver && i < rc->nqp; i++) {
 		ret = cqp_rc_post_recvs(rc, i, p->rx_depth);
 		if (ret < 0)

@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "hwcount.h"
 #include "json.h"
 #include "kv.h"
 
@@ -757,9 +758,17 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 	fprintf(out, " Device: %s  port %" PRIu32 "  GID index %" PRId32,
 		d->name[0] ? d->name : "(unknown)", d->port, d->gid_index);
 	if (d->gid[0])
-		fprintf(out, " (%s)", d->gid);
-	fprintf(out, "  active MTU %" PRIu32 "  link %s\n", d->active_mtu,
-		d->link_layer[0] ? d->link_layer : "(unknown)");
+		fprintf(out, " (%s%s%s)", d->gid, d->gid_type[0] ? ", " : "",
+			d->gid_type);
+	fprintf(out, "  active MTU %" PRIu32, d->active_mtu);
+	if (d->path_mtu)
+		fprintf(out, "  path MTU %" PRIu32, d->path_mtu);
+	fprintf(out, "  link %s%s",
+		d->link_layer[0] ? d->link_layer : "(unknown)",
+		d->path_mtu && !d->grh ? " (LID routed)" : "");
+	if (d->has_inline)
+		fprintf(out, "  inline %" PRIu32, d->inline_size);
+	fputc('\n', out);
 	if (p && tool_uses(r->tool, offsetof(struct cqp_params, cq_mode))) {
 		fprintf(
 		    out,
@@ -928,8 +937,17 @@ static void print_human(const struct cqp_report *r, FILE *out)
 
 /* ---- JSON ---- */
 
+static void json_hw(struct cqp_json *j, const struct cqp_hw_counters *hw)
+{
+	cqp_json_obj_begin(j, "hw_counters");
+	for (unsigned i = 0; i < hw->n; i++)
+		cqp_json_u64(j, hw->c[i].name, hw->c[i].value);
+	cqp_json_obj_end(j);
+}
+
 static void json_cost(struct cqp_json *j, const char *key,
-		      const struct cqp_cost *c, const struct cqp_row *row)
+		      const struct cqp_cost *c, const struct cqp_row *row,
+		      const struct cqp_hw_counters *hw)
 {
 	size_t i;
 
@@ -949,6 +967,8 @@ static void json_cost(struct cqp_json *j, const char *key,
 	for (i = 0; i < N_DERIVED_FIELDS; i++)
 		cqp_json_double(j, derived_fields[i].key,
 				derived_fields[i].value(c, row));
+	if (hw)
+		json_hw(j, hw);
 	cqp_json_obj_end(j);
 }
 
@@ -1122,6 +1142,14 @@ static void print_json(const struct cqp_report *r, FILE *out)
 	cqp_json_u64(&j, "active_mtu", d->active_mtu);
 	cqp_json_str(&j, "link_layer", d->link_layer);
 	cqp_json_str(&j, "gid", d->gid);
+	if (d->gid_type[0])
+		cqp_json_str(&j, "gid_type", d->gid_type);
+	if (d->path_mtu) {
+		cqp_json_u64(&j, "path_mtu", d->path_mtu);
+		cqp_json_str(&j, "addressing", d->grh ? "GRH" : "LID");
+	}
+	if (d->has_inline)
+		cqp_json_u64(&j, "inline_bytes", d->inline_size);
 	cqp_json_obj_end(&j);
 	json_clock(&j);
 
@@ -1171,9 +1199,11 @@ static void print_json(const struct cqp_report *r, FILE *out)
 		if (r->params && r->params->histogram && row->hist)
 			json_hist(&j, row->hist);
 		if (row->client.valid)
-			json_cost(&j, "client", &row->client, row);
+			json_cost(&j, "client", &row->client, row,
+				  row->hw_client);
 		if (row->server.valid)
-			json_cost(&j, "server", &row->server, row);
+			json_cost(&j, "server", &row->server, row,
+				  row->hw_server);
 		cqp_json_obj_end(&j);
 	}
 	cqp_json_arr_end(&j);
@@ -1184,9 +1214,9 @@ static void print_json(const struct cqp_report *r, FILE *out)
 	if (r->run_client.valid || r->run_server.valid) {
 		cqp_json_obj_begin(&j, "cost");
 		if (r->run_client.valid)
-			json_cost(&j, "client", &r->run_client, NULL);
+			json_cost(&j, "client", &r->run_client, NULL, NULL);
 		if (r->run_server.valid)
-			json_cost(&j, "server", &r->run_server, NULL);
+			json_cost(&j, "server", &r->run_server, NULL, NULL);
 		cqp_json_obj_end(&j);
 	}
 	if (r->error)
@@ -1552,7 +1582,10 @@ void cqp_rows_free(struct cqp_row *rows, unsigned nrows)
 {
 	for (unsigned i = 0; i < nrows; i++) {
 		free(rows[i].hist);
+		free(rows[i].hw_client);
+		free(rows[i].hw_server);
 		rows[i].hist = NULL;
+		rows[i].hw_client = rows[i].hw_server = NULL;
 	}
 }
 

@@ -46,6 +46,8 @@ struct cqp_cost {
 	uint64_t rx_mem_bytes; /* receive buffers this side registered */
 };
 
+struct cqp_hw_counters;
+
 struct cqp_device_info {
 	char name[64];
 	uint32_t port;
@@ -53,6 +55,11 @@ struct cqp_device_info {
 	uint32_t active_mtu; /* bytes */
 	char link_layer[16]; /* "Ethernet" / "InfiniBand" */
 	char gid[48];	     /* textual GID */
+	char gid_type[16];   /* "RoCE v2", "RoCE v1", "IB"; "" unknown */
+	uint32_t path_mtu;   /* bytes, agreed with the peer; 0 unknown */
+	bool grh;	     /* packets carry a GRH (else LID routed) */
+	bool has_inline;
+	uint32_t inline_size; /* granted inline bytes, when has_inline */
 };
 
 /* One table row: a message size (or a mode, for mode comparisons). */
@@ -82,6 +89,9 @@ struct cqp_row {
 	struct cqp_cost client, server;
 	struct cqp_hist *hist; /* -H: latency in ns as reported; owned, freed
 				* with the row by cqp_rows_free() */
+	/* Each side's port counters over the step (hwcount.h); NULL:
+	 * none.  Owned like hist. */
+	struct cqp_hw_counters *hw_client, *hw_server;
 };
 
 /* What the completion load would be at another line rate, from the

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "fabric.h"
 #include "verbs.h"
 
 #ifndef CQP_VERSION
@@ -244,4 +245,20 @@ int cqp_session_exchange_endpoints(struct cqp_session *s,
 		rc = cqp_endpoints_decode(remote, n, text, len);
 	free(rec);
 	return rc;
+}
+
+int cqp_session_exchange_port(struct cqp_session *s,
+			      const struct cqp_port_facts *mine,
+			      struct cqp_port_facts *theirs)
+{
+	char rec[160];
+	struct cqp_kv_writer w;
+	const char *text;
+	uint32_t len;
+	int rc;
+
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_port_facts_encode(mine, &w);
+	rc = cqp_session_exchange(s, CQP_MSG_PORT, &w, &text, &len);
+	return rc < 0 ? rc : cqp_port_facts_decode(theirs, text, len);
 }

@@ -48,6 +48,12 @@ int cqp_session_exchange_endpoints(struct cqp_session *s,
 				   const struct cqp_endpoint *local,
 				   struct cqp_endpoint *remote, unsigned n);
 
+/* Our port facts for theirs, by cqp_session_exchange. */
+struct cqp_port_facts;
+int cqp_session_exchange_port(struct cqp_session *s,
+			      const struct cqp_port_facts *mine,
+			      struct cqp_port_facts *theirs);
+
 /* Per-step start: the client announces the next message size and
  * completion mode (size 0: the run is over, sent as BYE); the server
  * learns them.  Both then pass a barrier. */

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "fabric.h"
+#include "path.h"
 #include "ud_cm.h"
 
 #define MCAST_QPN 0xffffffu /* the "any QP" of a multicast send */
@@ -209,11 +211,15 @@ int cqp_ud_recv_done(struct cqp_ud *ud, const struct ibv_wc *wc, uint32_t size,
 {
 	unsigned q = slot_queue(wc->wr_id);
 
-	if (wc->byte_len != size + CQP_UD_GRH)
+	if (!cqp_fabric_ud_len_ok(wc->byte_len, size,
+				  wc->wc_flags & IBV_WC_GRH))
 		return cqp_fail(CQP_E_PROTO,
-				"a datagram of %u bytes arrived; this step "
-				"sends %u (+%d GRH)",
-				wc->byte_len - CQP_UD_GRH, size, CQP_UD_GRH);
+				"a datagram of %u bytes (%s) arrived; this "
+				"step sends %u",
+				wc->byte_len,
+				wc->wc_flags & IBV_WC_GRH ? "with its GRH"
+							  : "no GRH",
+				size);
 	if (check) {
 		int rc = verify(ud, wc, size);
 
@@ -464,6 +470,11 @@ static int path_cm(struct cqp_ud *ud, struct cqp_run *run,
 				qkey, ud->qkey);
 	/* Our PD, RDMA CM's path: the port must be ours. */
 	attr.port_num = ud->dev.port;
+	/* --sl and --tclass, when given, over what the path record says. */
+	if (p->sl)
+		attr.sl = (uint8_t)p->sl;
+	if (p->tclass)
+		attr.grh.traffic_class = (uint8_t)p->tclass;
 	ud->ah = ibv_create_ah(ud->dev.pd, &attr);
 	if (!ud->ah)
 		return cqp_fail(CQP_E_DEVICE,
@@ -514,7 +525,7 @@ int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
 	const struct cqp_params *p = run->p;
 	uint32_t depth = cqp_params_cq_depth(p);
 	struct cqp_comp_cfg cfg;
-	enum ibv_mtu mtu;
+	uint32_t mtu;
 	int rc;
 
 	memset(ud, 0, sizeof(*ud));
@@ -522,24 +533,24 @@ int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
 	ud->fanout = 1;
 	ud->qkey = p->rdma_cm ? CQP_UD_CM_QKEY : p->qkey;
 	srandom((unsigned)cqp_now_ns());
-	rc = cqp_dev_open(&ud->dev, p->ib_dev, p->ib_port, p->gid_index);
+	rc = cqp_path_open(&ud->dev, run, false, &mtu);
 	if (rc < 0)
 		return rc;
 	ud->dev_open = true;
-	run->dev = ud->dev.info;
-	rc = cqp_dev_check_limits(&ud->dev, p);
-	if (rc < 0)
+	if (p->mcast[0] &&
+	    (rc = cqp_fabric_mcast_ok(ud->dev.port_attr.link_layer ==
+					  IBV_LINK_LAYER_ETHERNET,
+				      ud->dev.info.name)) < 0)
 		return rc;
-	rc = cqp_dev_pick_mtu(&ud->dev, p->mtu, &mtu);
-	if (rc < 0)
-		return rc;
-	ud->payload_max = cqp_mtu_bytes(mtu);
+	ud->payload_max = mtu;
 	if (!p->all && p->size > ud->payload_max)
 		return cqp_fail(CQP_E_USAGE,
 				"--size %llu exceeds the UD path MTU of %u "
 				"bytes (%s): a UD message is one packet",
 				(unsigned long long)p->size, ud->payload_max,
-				p->mtu ? "--mtu" : "the port's active MTU");
+				p->mtu ? "--mtu"
+				       : "the smaller active MTU of the two "
+					 "ports");
 	if (!p->all)
 		ud->payload_max = (uint32_t)p->size;
 	run->max_size = ud->payload_max;
@@ -561,6 +572,8 @@ int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
 	if ((rc = create_qps(ud, p, receiver)) < 0 ||
 	    (rc = alloc_buffers(ud, p, sender, receiver)) < 0)
 		return rc;
+	run->dev.has_inline = true;
+	run->dev.inline_size = ud->inline_granted;
 	return connect_path(ud, run);
 }
 

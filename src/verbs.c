@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "fabric.h"
 #include "kv.h"
 #include "options.h"
 
@@ -30,18 +31,45 @@ static bool gid_is_zero(const union ibv_gid *g)
 	return memcmp(g->raw, zero, sizeof(zero)) == 0;
 }
 
-static bool gid_is_ipv4_mapped(const union ibv_gid *g)
+/* The GID table as fabric.c wants it; entries that fail to query are
+ * empty slots. */
+static struct cqp_gid_cand *gid_table(struct cqp_dev *d, unsigned *n)
 {
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0,    0,
-					   0, 0, 0, 0, 0xff, 0xff};
-	return memcmp(g->raw, prefix, sizeof(prefix)) == 0;
+	unsigned len = d->port_attr.gid_tbl_len > 0
+			   ? (unsigned)d->port_attr.gid_tbl_len
+			   : 0;
+	struct cqp_gid_cand *c = calloc(len ? len : 1, sizeof(*c));
+
+	for (unsigned i = 0; c && i < len; i++) {
+		struct ibv_gid_entry e;
+
+		if (ibv_query_gid_ex(d->ctx, d->port, i, &e, 0))
+			continue;
+		c[i].gid = e.gid;
+		c[i].type = e.gid_type;
+		c[i].valid = !gid_is_zero(&e.gid);
+	}
+	*n = len;
+	return c;
 }
 
-/* Default GID: RoCEv2 with an IPv4-mapped address (routable, what
- * RDMA CM picks), else the first valid entry. */
-static int pick_gid(struct cqp_dev *d, int requested)
+static enum ibv_gid_type gid_type_of(struct cqp_dev *d, int index)
 {
-	int first_valid = -1;
+	struct ibv_gid_entry e;
+
+	if (ibv_query_gid_ex(d->ctx, d->port, (uint32_t)index, &e, 0) == 0)
+		return e.gid_type;
+	return d->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET
+		   ? IBV_GID_TYPE_ROCE_V1
+		   : IBV_GID_TYPE_IB;
+}
+
+static int pick_gid(struct cqp_dev *d, int requested, const uint8_t *local)
+{
+	bool eth = d->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
+	struct cqp_gid_cand *c;
+	unsigned n;
+	int i;
 
 	if (requested >= 0) {
 		if (requested >= d->port_attr.gid_tbl_len)
@@ -56,41 +84,32 @@ static int pick_gid(struct cqp_dev *d, int requested)
 					"%s port %u",
 					requested, d->info.name, d->port);
 		d->gid_index = requested;
+		d->gid_type = gid_type_of(d, requested);
 		return 0;
 	}
-	for (int i = 0; i < d->port_attr.gid_tbl_len; i++) {
-		struct ibv_gid_entry e;
-
-		if (ibv_query_gid_ex(d->ctx, d->port, (uint32_t)i, &e, 0))
-			continue;
-		if (gid_is_zero(&e.gid))
-			continue;
-		if (first_valid < 0)
-			first_valid = i;
-		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    gid_is_ipv4_mapped(&e.gid)) {
-			d->gid_index = i;
-			d->gid = e.gid;
-			return 0;
-		}
+	c = gid_table(d, &n);
+	if (!c)
+		return cqp_fail(CQP_E_NOMEM, "out of memory for the GID table");
+	i = cqp_fabric_pick_gid(c, n, local, eth);
+	if (i >= 0) {
+		d->gid_index = i;
+		d->gid = c[i].gid;
+		d->gid_type = c[i].type;
 	}
-	if (first_valid < 0) {
-		/* InfiniBand ports may route by LID alone. */
-		if (d->port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) {
-			d->gid_index = 0;
-			memset(&d->gid, 0, sizeof(d->gid));
-			return 0;
-		}
-		return cqp_fail(CQP_E_DEVICE,
-				"%s port %u has no valid GID: is an IP "
-				"address configured on its netdev?",
-				d->info.name, d->port);
+	free(c);
+	if (i >= 0)
+		return 0;
+	/* InfiniBand ports may route by LID alone. */
+	if (!eth) {
+		d->gid_index = 0;
+		d->gid_type = IBV_GID_TYPE_IB;
+		memset(&d->gid, 0, sizeof(d->gid));
+		return 0;
 	}
-	d->gid_index = first_valid;
-	if (ibv_query_gid(d->ctx, d->port, first_valid, &d->gid))
-		return cqp_fail(CQP_E_DEVICE, "ibv_query_gid(%s, %d): %s",
-				d->info.name, first_valid, strerror(errno));
-	return 0;
+	return cqp_fail(CQP_E_DEVICE,
+			"%s port %u has no valid GID: is an IP address "
+			"configured on its netdev?",
+			d->info.name, d->port);
 }
 
 static int open_by_name(struct cqp_dev *d, const char *name)
@@ -138,7 +157,7 @@ static int open_by_name(struct cqp_dev *d, const char *name)
 }
 
 int cqp_dev_open(struct cqp_dev *d, const char *name, unsigned port,
-		 int gid_index)
+		 int gid_index, const uint8_t *local_addr)
 {
 	int rc;
 
@@ -168,7 +187,7 @@ int cqp_dev_open(struct cqp_dev *d, const char *name, unsigned port,
 			      ibv_port_state_str(d->port_attr.state));
 		goto fail;
 	}
-	rc = pick_gid(d, gid_index);
+	rc = pick_gid(d, gid_index, local_addr);
 	if (rc < 0)
 		goto fail;
 	d->pd = ibv_alloc_pd(d->ctx);
@@ -185,6 +204,9 @@ int cqp_dev_open(struct cqp_dev *d, const char *name, unsigned port,
 		     ? "Ethernet"
 		     : "InfiniBand");
 	cqp_gid_str(&d->gid, d->info.gid, sizeof(d->info.gid));
+	snprintf(d->info.gid_type, sizeof(d->info.gid_type), "%s",
+		 cqp_gid_type_name(d->gid_type));
+	d->grh = true;
 	return 0;
 fail:
 	cqp_dev_close(d);
@@ -262,22 +284,17 @@ uint32_t cqp_mtu_bytes(enum ibv_mtu mtu)
 	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128u << mtu : 0;
 }
 
-int cqp_dev_pick_mtu(const struct cqp_dev *d, uint32_t requested,
-		     enum ibv_mtu *out)
+void cqp_dev_port_facts(const struct cqp_dev *d, struct cqp_port_facts *f)
 {
-	uint32_t active = cqp_mtu_bytes(d->port_attr.active_mtu);
+	union ibv_gid g0;
 
-	if (!requested) {
-		*out = d->port_attr.active_mtu;
-		return 0;
-	}
-	if (requested > active)
-		return cqp_fail(CQP_E_USAGE,
-				"--mtu %u exceeds the active MTU of %s port "
-				"%u (allowed: 256..%u)",
-				requested, d->info.name, d->port, active);
-	*out = cqp_mtu_enum(requested);
-	return 0;
+	memset(f, 0, sizeof(*f));
+	f->active_mtu = cqp_mtu_bytes(d->port_attr.active_mtu);
+	f->ethernet = d->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
+	f->lid = d->port_attr.lid;
+	if (ibv_query_gid(d->ctx, d->port, 0, &g0) == 0)
+		for (int i = 0; i < 8; i++)
+			f->subnet_prefix = f->subnet_prefix << 8 | g0.raw[i];
 }
 
 int cqp_buf_alloc(struct cqp_buf *b, struct ibv_pd *pd, size_t len, int access)
@@ -409,34 +426,30 @@ static struct ibv_qp *try_create(struct cqp_dev *d,
 	return ibv_create_qp(d->pd, &a);
 }
 
-/* The largest inline size the device grants, found by bisection: devices
- * report no such limit in their attributes. */
-static uint32_t max_inline(struct cqp_dev *d, const struct cqp_qp_req *req,
-			   uint32_t hi)
+struct inline_probe {
+	struct cqp_dev *d;
+	const struct cqp_qp_req *req;
+};
+
+static bool inline_fits(void *arg, uint32_t v)
 {
-	uint32_t lo = 0;
+	struct inline_probe *pr = arg;
+	struct ibv_qp *qp = try_create(pr->d, pr->req, v);
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo + 1) / 2;
-		struct ibv_qp *qp = try_create(d, req, mid);
-
-		if (qp) {
-			ibv_destroy_qp(qp);
-			lo = mid;
-		} else {
-			hi = mid - 1;
-		}
-	}
-	return lo;
+	if (qp)
+		ibv_destroy_qp(qp);
+	return qp != NULL;
 }
 
 int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 		  struct ibv_qp **qp, uint32_t *granted_inline)
 {
+	struct inline_probe pr = {d, req};
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
 	uint32_t inl =
 	    req->inline_size < 0 ? AUTO_INLINE : (uint32_t)req->inline_size;
+	int err;
 
 	/* Both callers size the queues from --tx-depth and --rx-depth. */
 	if (req->max_send_wr > (uint32_t)d->attr.max_qp_wr)
@@ -448,27 +461,31 @@ int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 		    CQP_E_USAGE, "--rx-depth %u exceeds the max_qp_wr %d of %s",
 		    req->max_recv_wr, d->attr.max_qp_wr, d->info.name);
 	*qp = try_create(d, req, inl);
-	if (!*qp && req->inline_size < 0 && errno == EINVAL) {
-		inl = max_inline(d, req, AUTO_INLINE);
-		*qp = try_create(d, req, inl);
-	}
-	if (!*qp) {
-		int err = errno;
+	err = errno;
+	/* Devices report no inline limit, and some refuse a large one
+	 * without EINVAL (bnxt_re: NULL, errno untouched): any failure
+	 * with inline data asks how much the device grants. */
+	if (!*qp && inl > 0) {
+		uint32_t most = cqp_fabric_bisect(inl - 1, inline_fits, &pr);
 
-		if (req->inline_size > 0 && err == EINVAL) {
-			uint32_t most = max_inline(d, req, inl);
-
+		if ((most > 0 || inline_fits(&pr, 0)) && req->inline_size > 0)
 			return cqp_fail(CQP_E_USAGE,
 					"--inline %u: %s grants at most %u "
 					"bytes of inline data",
 					inl, d->info.name, most);
+		if (req->inline_size < 0) {
+			inl = most;
+			*qp = try_create(d, req, inl);
+			err = errno;
 		}
+	}
+	if (!*qp)
 		return cqp_fail(CQP_E_DEVICE,
 				"ibv_create_qp on %s (send %u, recv %u, "
 				"inline %u): %s",
 				d->info.name, req->max_send_wr,
-				req->max_recv_wr, inl, strerror(err));
-	}
+				req->max_recv_wr, inl,
+				err ? strerror(err) : "refused");
 	/* The device may round the caps up: report what it really gave. */
 	if (ibv_query_qp(*qp, &attr, IBV_QP_CAP, &init) == 0)
 		*granted_inline = init.cap.max_inline_data;
@@ -483,7 +500,7 @@ int cqp_qp_init(struct ibv_qp *qp, const struct cqp_dev *d)
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
+	a.pkey_index = d->pkey_index;
 	a.port_num = d->port;
 	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			    IBV_ACCESS_REMOTE_READ;
@@ -510,9 +527,10 @@ int cqp_rc_qp_connect(struct ibv_qp *qp, const struct cqp_dev *d,
 	a.min_rnr_timer = 12;
 	a.ah_attr.dlid = remote->lid;
 	a.ah_attr.port_num = d->port;
-	if (d->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ||
-	    !gid_is_zero(&remote->gid)) {
+	a.ah_attr.sl = d->sl;
+	if (d->grh) {
 		a.ah_attr.is_global = 1;
+		a.ah_attr.grh.traffic_class = d->tclass;
 		a.ah_attr.grh.dgid = remote->gid;
 		a.ah_attr.grh.sgid_index = (uint8_t)d->gid_index;
 		a.ah_attr.grh.hop_limit = 64;
@@ -546,7 +564,7 @@ int cqp_ud_qp_init(struct ibv_qp *qp, const struct cqp_dev *d, uint32_t qkey)
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
+	a.pkey_index = d->pkey_index;
 	a.port_num = d->port;
 	a.qkey = qkey;
 	if (ibv_modify_qp(qp, &a,
@@ -583,10 +601,15 @@ int cqp_ah_create(struct cqp_dev *d, const union ibv_gid *gid, uint16_t lid,
 	memset(&a, 0, sizeof(a));
 	a.dlid = lid;
 	a.port_num = d->port;
-	a.is_global = 1;
-	a.grh.dgid = *gid;
-	a.grh.sgid_index = (uint8_t)d->gid_index;
-	a.grh.hop_limit = 64;
+	a.sl = d->sl;
+	/* A multicast destination (no LID here) always needs its GRH. */
+	if (d->grh || !lid) {
+		a.is_global = 1;
+		a.grh.traffic_class = d->tclass;
+		a.grh.dgid = *gid;
+		a.grh.sgid_index = (uint8_t)d->gid_index;
+		a.grh.hop_limit = 64;
+	}
 	*ah = ibv_create_ah(d->pd, &a);
 	if (!*ah) {
 		cqp_gid_str(gid, text, sizeof(text));

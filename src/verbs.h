@@ -20,14 +20,19 @@ struct cqp_dev {
 	uint8_t port;
 	int gid_index;
 	union ibv_gid gid;
+	enum ibv_gid_type gid_type;
+	bool grh;	     /* packets carry a GRH (cqp_path_open decides) */
+	uint8_t sl, tclass;  /* --sl, --tclass */
+	uint16_t pkey_index; /* --pkey-index */
 	struct cqp_device_info info;
 };
 
 /* Opens device `name` ("" = the first one), checks the port is active,
- * picks the GID (gid_index -1: the RoCEv2 IPv4-mapped GID, else the first
- * valid one) and allocates a PD.  No device at all: CQP_E_NODEV. */
+ * picks the GID (gid_index -1: cqp_fabric_pick_gid's choice, preferring
+ * the entry of local_addr, a 16-byte GID or NULL) and allocates a PD.
+ * No device at all: CQP_E_NODEV. */
 int cqp_dev_open(struct cqp_dev *d, const char *name, unsigned port,
-		 int gid_index);
+		 int gid_index, const uint8_t *local_addr);
 void cqp_dev_close(struct cqp_dev *d);
 
 /* The queue pairs, queue depths and CQ depth of p against what the device
@@ -39,10 +44,9 @@ int cqp_dev_check_limits(const struct cqp_dev *d, const struct cqp_params *p);
 /* 256..4096 <-> IBV_MTU_*; 0 for a size that is not a valid MTU. */
 enum ibv_mtu cqp_mtu_enum(uint32_t bytes);
 uint32_t cqp_mtu_bytes(enum ibv_mtu mtu);
-/* The path MTU to use: requested (0 = active).  Above the port's active
- * MTU is a CQP_E_USAGE failure naming both. */
-int cqp_dev_pick_mtu(const struct cqp_dev *d, uint32_t requested,
-		     enum ibv_mtu *out);
+/* What the peer needs to know about our port to agree on the path. */
+struct cqp_port_facts;
+void cqp_dev_port_facts(const struct cqp_dev *d, struct cqp_port_facts *f);
 
 /* A page-aligned buffer registered with the PD. */
 struct cqp_buf {
@@ -75,8 +79,9 @@ struct cqp_qp_req {
 	int32_t inline_size; /* -1: the device's grant up to 236, else exact */
 };
 /* Creates the QP; an explicit inline size the device refuses becomes a
- * CQP_E_USAGE failure that says how much it grants.  *granted_inline is
- * what the QP really got. */
+ * CQP_E_USAGE failure that says how much it grants, and in auto mode any
+ * refusal bisects down to the grant.  *granted_inline is what the QP
+ * really got. */
 int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 		  struct ibv_qp **qp, uint32_t *granted_inline);
 /* RESET -> INIT: receives may be posted from here on. */
@@ -90,7 +95,8 @@ int cqp_rc_qp_connect(struct ibv_qp *qp, const struct cqp_dev *d,
 int cqp_ud_qp_init(struct ibv_qp *qp, const struct cqp_dev *d, uint32_t qkey);
 /* INIT -> RTR -> RTS for a UD QP: no peer, only the send PSN. */
 int cqp_ud_qp_rts(struct ibv_qp *qp, uint32_t psn);
-/* An address handle towards gid (a GRH always: RoCE and rxe need one). */
+/* An address handle towards gid or lid: a GRH when d->grh, or towards a
+ * multicast GID (lid 0). */
 int cqp_ah_create(struct cqp_dev *d, const union ibv_gid *gid, uint16_t lid,
 		  struct ibv_ah **ah);
 /* A shared receive queue of max_wr receives; a depth the device refuses

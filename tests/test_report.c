@@ -91,6 +91,11 @@ static void fixture_bw(struct fixture *f)
 	f->r.dev.active_mtu = 4096;
 	snprintf(f->r.dev.link_layer, sizeof(f->r.dev.link_layer), "Ethernet");
 	snprintf(f->r.dev.gid, sizeof(f->r.dev.gid), "::ffff:10.0.2.15");
+	snprintf(f->r.dev.gid_type, sizeof(f->r.dev.gid_type), "RoCE v2");
+	f->r.dev.path_mtu = 1024;
+	f->r.dev.grh = true;
+	f->r.dev.has_inline = true;
+	f->r.dev.inline_size = 236;
 	f->r.rows = f->rows;
 	f->r.nrows = 2;
 }
@@ -287,6 +292,8 @@ static void test_json_report(void)
 	    "assert v['name'] == 'rxe0' and v['port'] == 1\n"
 	    "assert v['gid_index'] == 1 and v['active_mtu'] == 4096\n"
 	    "assert v['link_layer'] == 'Ethernet' and 'gid' in v\n"
+	    "assert v['gid_type'] == 'RoCE v2' and v['path_mtu'] == 1024\n"
+	    "assert v['addressing'] == 'GRH' and v['inline_bytes'] == 236\n"
 	    "r = d['results']\n"
 	    "assert len(r) == 2 and 'label' not in r[0]\n"
 	    "assert r[0]['bytes'] == 65536 and r[0]['iterations'] == 424242\n"
@@ -466,8 +473,18 @@ static void test_human(void)
 	s = render(&f.r);
 	CHECK(strstr(s, "RC SEND bandwidth (cq_poll_bw, cqperf " CQP_VERSION
 			")\n") != NULL);
-	CHECK(strstr(s, "Device: rxe0  port 1  GID index 1 (::ffff:10.0.2.15)"
-			"  active MTU 4096  link Ethernet\n") != NULL);
+	CHECK(strstr(s, "Device: rxe0  port 1  GID index 1 (::ffff:10.0.2.15, "
+			"RoCE v2)  active MTU 4096  path MTU 1024  link "
+			"Ethernet  inline 236\n") != NULL);
+	free(s);
+	/* InfiniBand, LID routed, before any QP exists. */
+	snprintf(f.r.dev.link_layer, sizeof(f.r.dev.link_layer), "InfiniBand");
+	snprintf(f.r.dev.gid_type, sizeof(f.r.dev.gid_type), "IB");
+	f.r.dev.grh = false;
+	f.r.dev.has_inline = false;
+	s = render(&f.r);
+	CHECK(strstr(s, "(::ffff:10.0.2.15, IB)  active MTU 4096  path MTU "
+			"1024  link InfiniBand (LID routed)\n") != NULL);
 	CHECK(strstr(s, "Completions: mode event  poll batch ") != NULL);
 	CHECK(strstr(s, "solicited off  nonblock off") != NULL);
 	CHECK(strstr(s, "#bytes") && strstr(s, "#iterations"));

@@ -4,6 +4,10 @@
 # rxe0 on its own NIC.  Run on the host, not in a guest: it boots the guests
 # itself, once for all five tools (the server guest serves each tool once,
 # the client guest runs the clients in turn), then checks the results here.
+# The nodes' netdev MTUs differ (1500 and 4200: every tool must agree on
+# the smaller path MTU, and -m above it is refused), and --tclass is
+# checked against the TOS byte of the packets on the client's wire
+# (roce-tos.py).
 # Prints "ok - ..." / "not ok - ..." per check and a last line
 # "N passed, N failed, N skipped"; exits 1 on failure, 77 when there is no
 # QEMU, static busybox or guest kernel to boot.
@@ -18,6 +22,8 @@ port_of() { # the OOB (and RDMA CM) port of each tool's server
 	cq_poll_bw) echo 18711 ;; cq_event_lat) echo 18712 ;;
 	ud_send_bw) echo 18713 ;; ud_send_lat) echo 18714 ;;
 	cm_event_stress) echo 18715 ;;
+	mtu) echo 18716 ;;
+	tclass-rc) echo 18717 ;; tclass-ud) echo 18718 ;;
 	esac
 }
 # tool_args TOOL client|server: its arguments, one a line.
@@ -43,12 +49,39 @@ if [ "${1:-}" = --guest-server ]; then
 	bin=$2
 	out=$CQPERF_OUT
 	idle=${CQPERF_2NODE_IDLE:-60}
-	declare -A pid=()
+	declare -A pid=() want=()
+	# Real fabrics mix MTUs: this node's netdev takes 1500 bytes (rxe's
+	# active MTU 1024), the client's 4200 (4096).  Every tool must agree
+	# on 1024 with the other side.
+	ip link set eth0 mtu 1500 || exit 1
+	for _ in $(seq 50); do
+		ibv_devinfo -d "${CQPERF_RXE_DEV:-rxe0}" | grep -q 'active_mtu:.*1024' && break
+		sleep 0.1
+	done
 	for t in "${tools[@]}"; do
 		mapfile -t args <<<"$(tool_args "$t" server)"
 		"$bin/$t" "${args[@]}" --timeout 60 --output json \
 			>"$out/$t.server.json" 2>"$out/$t.server.err" &
 		pid[$t]=$!
+		want[$t]=0
+	done
+	# A client asking for more than this node's MTU: a usage error on
+	# both sides.
+	"$bin/cq_poll_bw" -d "${CQPERF_RXE_DEV:-rxe0}" -p "$(port_of mtu)" \
+		--timeout 60 --output json >"$out/mtu.server.json" \
+		2>"$out/mtu.server.err" &
+	pid[mtu]=$!
+	want[mtu]=2
+	# --tclass: the TOS byte of every RoCE v2 packet, counted on the
+	# client's wire.
+	for t in tclass-rc tclass-ud; do
+		tool=cq_poll_bw
+		[ "$t" = tclass-ud ] && tool=ud_send_bw
+		"$bin/$tool" -d "${CQPERF_RXE_DEV:-rxe0}" -p "$(port_of "$t")" \
+			--timeout 60 --output json >"$out/$t.server.json" \
+			2>"$out/$t.server.err" &
+		pid[$t]=$!
+		want[$t]=0
 	done
 	echo "# servers started on $CQPERF_NODE_ADDR"
 	rc=0
@@ -60,7 +93,7 @@ if [ "${1:-}" = --guest-server ]; then
 			r=$?
 			echo "$r" >"$out/$t.server.rc"
 			echo "# $t server exited $r"
-			[ "$r" -eq 0 ] || rc=1
+			[ "$r" -eq "${want[$t]}" ] || rc=1
 			unset "pid[$t]"
 			last=$(date +%s)
 		done
@@ -92,6 +125,34 @@ if [ "${1:-}" = --guest-client ]; then
 		r=$?
 		echo "$r" >"$out/$t.rc"
 		echo "# $t client exited $r, $(($(date +%s) - start)) s"
+		[ "$r" -eq 0 ] || rc=1
+	done
+	timeout 180 "$bin/cq_poll_bw" -d "${CQPERF_RXE_DEV:-rxe0}" \
+		-p "$(port_of mtu)" -m 2048 --timeout 90 "$CQPERF_SERVER_ADDR" \
+		>"$out/mtu.out" 2>"$out/mtu.err"
+	r=$?
+	echo "$r" >"$out/mtu.rc"
+	echo "# cq_poll_bw -m 2048 exited $r"
+	[ "$r" -eq 2 ] || rc=1
+	for t in tclass-rc tclass-ud; do
+		tool=cq_poll_bw
+		[ "$t" = tclass-ud ] && tool=ud_send_bw
+		python3 "$(dirname "$0")/roce-tos.py" 120 eth0 >"$out/$t.tos" \
+			2>"$out/$t.tos.err" &
+		sniffer=$!
+		for _ in $(seq 50); do
+			grep -q ready "$out/$t.tos.err" 2>/dev/null && break
+			sleep 0.1
+		done
+		timeout 60 "$bin/$tool" -d "${CQPERF_RXE_DEV:-rxe0}" \
+			-p "$(port_of "$t")" -n 200 -s 64 --tclass 104 --sl 3 \
+			--timeout 30 "$CQPERF_SERVER_ADDR" >/dev/null 2>"$out/$t.err"
+		r=$?
+		echo "$r" >"$out/$t.rc"
+		sleep 0.5
+		kill -TERM "$sniffer"
+		wait "$sniffer"
+		echo "# $tool --tclass 104 exited $r; TOS seen: $(tr '\n' ' ' <"$out/$t.tos")"
 		[ "$r" -eq 0 ] || rc=1
 	done
 	exit "$rc"
@@ -207,6 +268,33 @@ for t in "${tools[@]}"; do
 			json_check "$s.server.json" "$server_gid"
 	fi
 done
+# The path MTU is the smaller of the two ports' active MTUs.
+for t in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat; do
+	check "$t: both sides agree on path MTU 1024 (4096 here, 1024 there)" \
+		json_check "$out/client/$t.json" 'd["device"]["active_mtu"] == 4096 and
+			d["device"]["path_mtu"] == 1024 and
+			d["device"]["gid_type"] == "RoCE v2" and
+			d["device"]["addressing"] == "GRH"' ||
+		show "$out/client/$t.json"
+	check "$t: the server reports the same path MTU" \
+		json_check "$out/server/$t.server.json" 'd["device"]["active_mtu"] == 1024 and
+			d["device"]["path_mtu"] == 1024'
+done
+r=$(cat "$out/client/mtu.rc" 2>/dev/null || echo none)
+check "-m 2048 against a 1024 peer: exit 2 (got $r)" test "$r" = 2
+check "-m 2048: the message names --mtu and both ports' MTUs" \
+	grep -q -- "--mtu 2048 exceeds the active MTU of the peer's port (4096 here, 1024 on the peer" \
+	"$out/client/mtu.err" || show "$out/client/mtu.err"
+r=$(cat "$out/server/mtu.server.rc" 2>/dev/null || echo none)
+check "-m 2048: the server refuses too, exit 2 (got $r)" test "$r" = 2
+
+for t in tclass-rc tclass-ud; do
+	tos=$(awk '{print $1}' "$out/client/$t.tos" 2>/dev/null | tr '\n' ' ')
+	n=$(awk '{n += $2} END {print n + 0}' "$out/client/$t.tos" 2>/dev/null)
+	check "$t: --tclass 104 puts TOS 104 on all $n RoCE v2 packets (saw: $tos)" \
+		test "$tos" = "104 " -a "${n:-0}" -ge 200
+done
+
 # RC and UD ping-pong cross the same wire, so their medians must be alike.
 # Over QEMU's TCP socket netdev, Nagle held each RC reply behind rxe's ACK
 # until a delayed ACK, and RC's p50 was ~60x UD's (23 ms against 0.4 ms).

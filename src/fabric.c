@@ -1,0 +1,284 @@
+#include "fabric.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "kv.h"
+
+static bool is_v4_mapped(const uint8_t *g)
+{
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0,    0,
+					   0, 0, 0, 0, 0xff, 0xff};
+	return memcmp(g, prefix, sizeof(prefix)) == 0;
+}
+
+static bool is_link_local(const uint8_t *g)
+{
+	return g[0] == 0xfe && (g[1] & 0xc0) == 0x80;
+}
+
+/* Lower is better; -1: never by default. */
+static int rank(const struct cqp_gid_cand *c, const uint8_t *local)
+{
+	bool v2 = c->type == IBV_GID_TYPE_ROCE_V2;
+
+	if (local && memcmp(c->gid.raw, local, 16) == 0)
+		return v2 ? 0 : 1;
+	if (!v2)
+		return 5;
+	if (is_v4_mapped(c->gid.raw))
+		return 2;
+	return is_link_local(c->gid.raw) ? 4 : 3;
+}
+
+int cqp_fabric_pick_gid(const struct cqp_gid_cand *c, unsigned n,
+			const uint8_t *local, bool ethernet)
+{
+	int best = -1, best_rank = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		int r;
+
+		if (!c[i].valid)
+			continue;
+		if (!ethernet)
+			return (int)i;
+		r = rank(&c[i], local);
+		if (best < 0 || r < best_rank) {
+			best = (int)i;
+			best_rank = r;
+		}
+	}
+	return best;
+}
+
+const char *cqp_gid_type_name(enum ibv_gid_type t)
+{
+	switch (t) {
+	case IBV_GID_TYPE_IB:
+		return "IB";
+	case IBV_GID_TYPE_ROCE_V1:
+		return "RoCE v1";
+	case IBV_GID_TYPE_ROCE_V2:
+		return "RoCE v2";
+	}
+	return "unknown";
+}
+
+void cqp_port_facts_encode(const struct cqp_port_facts *f,
+			   struct cqp_kv_writer *w)
+{
+	char prefix[24];
+
+	snprintf(prefix, sizeof(prefix), "%016" PRIx64, f->subnet_prefix);
+	cqp_kv_add_u64(w, "mtu", f->active_mtu);
+	cqp_kv_add_str(w, "link", f->ethernet ? "eth" : "ib");
+	cqp_kv_add_u64(w, "lid", f->lid);
+	cqp_kv_add_str(w, "prefix", prefix);
+}
+
+int cqp_port_facts_decode(struct cqp_port_facts *f, const char *text,
+			  size_t len)
+{
+	char link[8], prefix[24], *end;
+	uint64_t mtu, lid;
+	int rc;
+
+	if ((rc = cqp_kv_get_u64(text, len, "mtu", &mtu)) < 0 ||
+	    (rc = cqp_kv_get_u64(text, len, "lid", &lid)) < 0 ||
+	    (rc = cqp_kv_get_str(text, len, "link", link, sizeof(link))) < 0 ||
+	    (rc = cqp_kv_get_str(text, len, "prefix", prefix, sizeof(prefix))) <
+		0)
+		return rc;
+	if (mtu > 4096 || lid > 0xffff ||
+	    (strcmp(link, "eth") != 0 && strcmp(link, "ib") != 0))
+		return cqp_fail(
+		    CQP_E_PROTO,
+		    "peer's port record is out of range (mtu %" PRIu64
+		    ", lid %" PRIu64 ", link '%s')",
+		    mtu, lid, link);
+	f->subnet_prefix = strtoull(prefix, &end, 16);
+	if (end == prefix || *end)
+		return cqp_fail(CQP_E_PROTO,
+				"peer's port record: prefix '%s' is not hex",
+				prefix);
+	f->active_mtu = (uint32_t)mtu;
+	f->lid = (uint16_t)lid;
+	f->ethernet = link[0] == 'e';
+	return 0;
+}
+
+static bool mtu_valid(uint32_t b)
+{
+	return b >= 256 && b <= 4096 && (b & (b - 1)) == 0;
+}
+
+int cqp_fabric_path_mtu(const struct cqp_port_facts *local,
+			const struct cqp_port_facts *remote, uint32_t requested,
+			uint32_t *out)
+{
+	uint32_t lo = local->active_mtu < remote->active_mtu
+			  ? local->active_mtu
+			  : remote->active_mtu;
+
+	if (!mtu_valid(local->active_mtu) || !mtu_valid(remote->active_mtu))
+		return cqp_fail(CQP_E_DEVICE,
+				"active MTU %u here, %u on the peer: not an "
+				"IB MTU (256..4096)",
+				local->active_mtu, remote->active_mtu);
+	if (requested && requested > lo)
+		return cqp_fail(
+		    CQP_E_USAGE,
+		    "--mtu %u exceeds the active MTU of the %s "
+		    "port (%u here, %u on the peer; allowed: "
+		    "256..%u)",
+		    requested,
+		    local->active_mtu < remote->active_mtu ? "local" : "peer's",
+		    local->active_mtu, remote->active_mtu, lo);
+	*out = requested ? requested : lo;
+	return 0;
+}
+
+bool cqp_fabric_use_grh(const struct cqp_port_facts *local,
+			const struct cqp_port_facts *remote, bool gid_given)
+{
+	if (local->ethernet || remote->ethernet || gid_given)
+		return true;
+	/* LIDs 0 and the permissive 0xffff route nowhere. */
+	if (!local->lid || !remote->lid || local->lid >= 0xc000 ||
+	    remote->lid >= 0xc000)
+		return true;
+	return local->subnet_prefix != remote->subnet_prefix;
+}
+
+static const char *transport_name(enum ibv_transport_type t)
+{
+	switch (t) {
+	case IBV_TRANSPORT_IB:
+		return "InfiniBand/RoCE";
+	case IBV_TRANSPORT_IWARP:
+		return "iWARP";
+	case IBV_TRANSPORT_USNIC:
+	case IBV_TRANSPORT_USNIC_UDP:
+		return "usNIC";
+	case IBV_TRANSPORT_UNSPECIFIED:
+	case IBV_TRANSPORT_UNKNOWN:
+		break;
+	}
+	return "unknown";
+}
+
+int cqp_fabric_transport_ok(enum ibv_transport_type t, const char *dev, bool rc,
+			    bool ud)
+{
+	if (t == IBV_TRANSPORT_IB)
+		return 0;
+	if (t == IBV_TRANSPORT_IWARP)
+		return cqp_fail(CQP_E_USAGE,
+				"%s is an iWARP device: it has no UD QPs, "
+				"and its RC QPs are connected only by RDMA "
+				"CM, so this tool cannot run on it%s",
+				dev, ud ? "" : " (cm_event_stress can)");
+	return cqp_fail(CQP_E_USAGE,
+			"%s has transport %s: cqperf needs InfiniBand or "
+			"RoCE for its %s QPs",
+			dev, transport_name(t), rc ? "RC" : "UD");
+}
+
+int cqp_fabric_mcast_ok(bool ethernet, const char *dev)
+{
+	if (ethernet)
+		return 0;
+	return cqp_fail(CQP_E_USAGE,
+			"--mcast: %s is InfiniBand, where a multicast group "
+			"needs a subnet manager join for its MLID, which "
+			"cqperf does not make (use a RoCE port)",
+			dev);
+}
+
+bool cqp_fabric_async_fatal(enum ibv_event_type t)
+{
+	switch (t) {
+	case IBV_EVENT_CQ_ERR:
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_WQ_FATAL:
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_DEVICE_FATAL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool cqp_fabric_async_on_qp(enum ibv_event_type t)
+{
+	switch (t) {
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+uint32_t cqp_fabric_ud_overhead(bool ethernet, bool ipv4, bool grh,
+				const char **name)
+{
+	/* BTH 12 + DETH 8 + ICRC 4 on every fabric. */
+	const uint32_t transport = 12 + 8 + 4;
+
+	if (ethernet) {
+		/* Ethernet 14 + FCS 4 + preamble 8 + gap 12, then IP + UDP;
+		 * the GRH of RoCE v2 is the IP header. */
+		*name = ipv4 ? "RoCE v2 over IPv4" : "RoCE v2 over IPv6";
+		return transport + 14 + 4 + 8 + 12 + (ipv4 ? 20 : 40) + 8;
+	}
+	*name = grh ? "InfiniBand with GRH" : "InfiniBand";
+	return transport + 8 + 2 + (grh ? 40 : 0); /* LRH, VCRC */
+}
+
+bool cqp_fabric_ud_len_ok(uint32_t byte_len, uint32_t size, bool wc_grh)
+{
+	return wc_grh ? byte_len == size + 40 : byte_len == size;
+}
+
+int cqp_fabric_cq_mod_ok(uint32_t count, uint32_t usec, uint16_t max_count,
+			 uint16_t max_period, const char *dev)
+{
+	if ((max_count && count > max_count) ||
+	    (max_period && usec > max_period))
+		return cqp_fail(CQP_E_USAGE,
+				"--cq-mod %u,%u: %s moderates at most %u "
+				"completions and %u us",
+				count, usec, dev, max_count, max_period);
+	return 0;
+}
+
+uint32_t cqp_fabric_bisect(uint32_t hi, bool (*fits)(void *arg, uint32_t v),
+			   void *arg)
+{
+	uint32_t lo = 0;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+
+		if (fits(arg, mid))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}

@@ -1,0 +1,95 @@
+/* The choices that depend on the fabric (which GID, which path MTU, GRH or
+ * LID addressing, which transports work, what a packet carries on the
+ * wire), as pure functions over what the devices report, so that tables of
+ * real devices' attributes can test them without the hardware. */
+#ifndef CQP_FABRIC_H
+#define CQP_FABRIC_H
+
+#include <infiniband/verbs.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One GID table entry as ibv_query_gid_ex reports it. */
+struct cqp_gid_cand {
+	union ibv_gid gid;
+	enum ibv_gid_type type;
+	bool valid; /* the query succeeded and the GID is not zero */
+};
+
+/* The default GID: the entry whose address is `local` (the oob socket's
+ * own address as an IPv6 or IPv4-mapped GID; NULL: unknown), RoCE v2
+ * before v1; else RoCE v2 IPv4-mapped, v2 global IPv6, v2 link-local,
+ * then any v1; on InfiniBand the first valid entry.  -1: none. */
+int cqp_fabric_pick_gid(const struct cqp_gid_cand *c, unsigned n,
+			const uint8_t *local, bool ethernet);
+/* "IB", "RoCE v1", "RoCE v2". */
+const char *cqp_gid_type_name(enum ibv_gid_type t);
+
+/* What each side tells the other about its port before anything is
+ * created: the choices below are made from both, identically. */
+struct cqp_port_facts {
+	uint32_t active_mtu; /* bytes */
+	bool ethernet;
+	uint16_t lid;
+	uint64_t subnet_prefix; /* first 8 bytes of GID 0, network order */
+};
+
+/* kv keys mtu, link ("eth"/"ib"), lid, prefix: the record each side
+ * sends the other.  decode: CQP_E_PROTO naming a missing or bad field. */
+struct cqp_kv_writer;
+void cqp_port_facts_encode(const struct cqp_port_facts *f,
+			   struct cqp_kv_writer *w);
+int cqp_port_facts_decode(struct cqp_port_facts *f, const char *text,
+			  size_t len);
+
+/* The path MTU in bytes: `requested` (0: the smaller active MTU of the
+ * two ports).  A request above either side's active MTU is a CQP_E_USAGE
+ * failure that names --mtu and both values. */
+int cqp_fabric_path_mtu(const struct cqp_port_facts *local,
+			const struct cqp_port_facts *remote, uint32_t requested,
+			uint32_t *out);
+/* Whether packets carry a GRH: always on Ethernet; on InfiniBand only
+ * when asked for (--gid-index), across subnets, or without a LID. */
+bool cqp_fabric_use_grh(const struct cqp_port_facts *local,
+			const struct cqp_port_facts *remote, bool gid_given);
+
+/* 0 when the device's transport can run this tool's QPs (rc: RC QPs
+ * connected by hand; ud: UD QPs), else a CQP_E_USAGE failure naming the
+ * device and the transport.  iWARP has neither. */
+int cqp_fabric_transport_ok(enum ibv_transport_type t, const char *dev, bool rc,
+			    bool ud);
+
+/* --mcast needs, on InfiniBand, a join through the subnet administrator
+ * for the group's MLID, which cqperf does not make: a CQP_E_USAGE failure
+ * there, 0 on Ethernet (the group's IP address maps to its MAC). */
+int cqp_fabric_mcast_ok(bool ethernet, const char *dev);
+
+/* Async events that end a run (a CQ overrun; a QP, SRQ, WQ, port or
+ * device error), and those whose element is a QP. */
+bool cqp_fabric_async_fatal(enum ibv_event_type t);
+bool cqp_fabric_async_on_qp(enum ibv_event_type t);
+
+/* Bytes one UD SEND packet carries besides its payload on the wire, for
+ * the link used: RoCE v2 over IPv4 or IPv6 (Ethernet, IP, UDP, BTH, DETH,
+ * ICRC, FCS; no GRH on the wire), InfiniBand (LRH, GRH when global, BTH,
+ * DETH, ICRC, VCRC).  `*name` says which. */
+uint32_t cqp_fabric_ud_overhead(bool ethernet, bool ipv4, bool grh,
+				const char **name);
+
+/* Whether a UD receive of byte_len is the message of `size` bytes: with
+ * the GRH flag the length includes the 40-byte GRH; without it some
+ * providers report the payload alone. */
+bool cqp_fabric_ud_len_ok(uint32_t byte_len, uint32_t size, bool wc_grh);
+
+/* --cq-mod COUNT / USEC against the device's caps (0 caps: not
+ * reported, allowed); a CQP_E_USAGE failure names the limits. */
+int cqp_fabric_cq_mod_ok(uint32_t count, uint32_t usec, uint16_t max_count,
+			 uint16_t max_period, const char *dev);
+
+/* The largest v in 0..hi with fits(arg, v), for a limit the device does
+ * not report (inline data): bisection, assuming fits is monotone. */
+uint32_t cqp_fabric_bisect(uint32_t hi, bool (*fits)(void *arg, uint32_t v),
+			   void *arg);
+
+#endif

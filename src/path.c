@@ -1,0 +1,59 @@
+#include "path.h"
+
+#include "bench.h"
+#include "error.h"
+#include "fabric.h"
+#include "session.h"
+#include "verbs.h"
+
+static int agree(struct cqp_dev *d, struct cqp_run *run, bool rc_qps,
+		 uint32_t *mtu)
+{
+	const struct cqp_params *p = run->p;
+	struct cqp_port_facts mine, theirs;
+	int rc;
+
+	rc = cqp_fabric_transport_ok(d->ctx->device->transport_type,
+				     d->info.name, rc_qps, !rc_qps);
+	if (rc < 0 || (rc = cqp_dev_check_limits(d, p)) < 0)
+		return rc;
+	if (p->pkey_index >= d->port_attr.pkey_tbl_len)
+		return cqp_fail(CQP_E_USAGE,
+				"--pkey-index %u: port %u of %s has P_Keys "
+				"0..%d",
+				p->pkey_index, d->port, d->info.name,
+				d->port_attr.pkey_tbl_len - 1);
+	cqp_dev_port_facts(d, &mine);
+	rc = cqp_session_exchange_port(run->s, &mine, &theirs);
+	if (rc < 0 ||
+	    (rc = cqp_fabric_path_mtu(&mine, &theirs, p->mtu, mtu)) < 0)
+		return rc;
+	d->grh = cqp_fabric_use_grh(&mine, &theirs, p->gid_index >= 0);
+	d->sl = (uint8_t)p->sl;
+	d->tclass = (uint8_t)p->tclass;
+	d->pkey_index = (uint16_t)p->pkey_index;
+	d->info.path_mtu = *mtu;
+	d->info.grh = d->grh;
+	return 0;
+}
+
+int cqp_path_open(struct cqp_dev *d, struct cqp_run *run, bool rc_qps,
+		  uint32_t *mtu)
+{
+	const struct cqp_params *p = run->p;
+	uint8_t local[16];
+	bool known = cqp_oob_local_gid(&run->s->oob, local) == 0;
+	int rc;
+
+	rc = cqp_dev_open(d, p->ib_dev, p->ib_port, p->gid_index,
+			  known ? local : NULL);
+	if (rc < 0)
+		return rc;
+	rc = agree(d, run, rc_qps, mtu);
+	if (rc < 0) {
+		cqp_dev_close(d);
+		return rc;
+	}
+	run->dev = d->info;
+	return 0;
+}

@@ -1,0 +1,149 @@
+#!/bin/bash
+# The fabric choices (cqperf(7) RUNNING ON HARDWARE) on a host whose rxe
+# netdev has two addresses, as multi-homed hosts and VLANs give real NICs:
+# the GID follows the address the oob connection runs over, on both sides
+# and for RC and UD; --gid-index still wins; the Device line and JSON say
+# the GID type, the agreed path MTU, the addressing and the granted
+# inline size.  (tests/twonode/run.sh has the MTU mismatch.)
+. "$(dirname "$0")/lib.sh"
+require_device
+
+netdev=$(rdma link show "$DEV/1" 2>/dev/null | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+ADDR2=198.18.3.1
+gid2=0000:0000:0000:0000:0000:ffff:c612:0301
+[ -n "$netdev" ] || { not_ok "rdma link shows the netdev of $DEV"; finish; }
+ip addr add "$ADDR2/24" dev "$netdev" || { not_ok "a second address on $netdev"; finish; }
+trap 'ip addr del "$ADDR2/24" dev "$netdev" 2>/dev/null; cleanup' EXIT
+# gid_index_of GID: its index in port 1's table ("" while rxe adds it).
+gid_index_of() {
+	grep -l "^$1\$" /sys/class/infiniband/"$DEV"/ports/1/gids/* 2>/dev/null |
+		sed 's|.*/||' | sort -n | head -n 1
+}
+for _ in $(seq 50); do
+	[ -n "$(gid_index_of "$gid2")" ] && break
+	sleep 0.1
+done
+idx2=$(gid_index_of "$gid2")
+idx1=$(gid_index_of 0000:0000:0000:0000:0000:ffff:c612:0001)
+echo "# $netdev: $ADDR at GID index $idx1, $ADDR2 at $idx2"
+check "rxe added a GID for $ADDR2 after $ADDR's" \
+	test -n "$idx2" -a -n "$idx1" -a "${idx2:-0}" -gt "${idx1:-0}"
+
+# run TOOL NAME HOST ARGS...: a client run over the oob address HOST
+# against a fresh server; JSON in $WORK/NAME.json, the server's in
+# $WORK/NAME.server.json.
+run() {
+	local tool=$1 name=$2 host=$3 port
+	shift 3
+	port=$(next_port)
+	start_server "$tool:$name" "$port" --timeout 20 --output json ||
+		not_ok "$name: server listens"
+	"$CQPERF_BIN/$tool" -d "$DEV" -p "$port" --timeout 20 --output json \
+		"$@" "$host" >"$WORK/$name.json" 2>"$WORK/$name.err"
+	local rc=$?
+	wait "$SERVER_PID"
+	SERVER_PID=
+	mv "$WORK/$tool:$name.server.out" "$WORK/$name.server.json"
+	return $rc
+}
+# uses NAME ADDR: both sides ran on ADDR's RoCE v2 GID.
+uses() {
+	local want='d["device"]["gid"] == "::ffff:'$2'" and
+		d["device"]["gid_type"] == "RoCE v2" and
+		d["device"]["path_mtu"] == 4096 and
+		d["device"]["addressing"] == "GRH"'
+	json_check "$WORK/$1.json" "$want" &&
+		json_check "$WORK/$1.server.json" "$want"
+}
+
+for tool in cq_poll_bw ud_send_lat; do
+	run "$tool" "$tool-2nd" "$ADDR2" -n 50 -s 64
+	check "$tool over $ADDR2: exit 0" test $? -eq 0 || show "$WORK/$tool-2nd.err"
+	# The old rule (the first RoCE v2 IPv4 GID) would take $ADDR's.
+	check "$tool over $ADDR2: both sides use its GID (index $idx2)" \
+		uses "$tool-2nd" "$ADDR2" || show "$WORK/$tool-2nd.json"
+	run "$tool" "$tool-1st" "$ADDR" -n 50 -s 64
+	check "$tool over $ADDR: both sides use its GID (index $idx1)" \
+		uses "$tool-1st" "$ADDR" || show "$WORK/$tool-1st.json"
+done
+# The oob over loopback matches no GID: the first RoCE v2 IPv4 one.
+run cq_event_lat lo 127.0.0.1 -n 50
+check "oob over 127.0.0.1: both sides fall back to $ADDR's GID" \
+	uses lo "$ADDR" || show "$WORK/lo.json" "$WORK/lo.err"
+run cq_poll_bw forced "$ADDR2" -n 50 -s 64 --gid-index "$idx1"
+check "--gid-index $idx1 over $ADDR2: the client uses what it was told" \
+	json_check "$WORK/forced.json" \
+	'd["device"]["gid"] == "::ffff:'"$ADDR"'" and d["device"]["gid_index"] == '"$idx1" ||
+	show "$WORK/forced.json" "$WORK/forced.err"
+check "--gid-index: the inline size the QP got is reported" \
+	json_check "$WORK/forced.json" 'd["device"]["inline_bytes"] >= 236'
+
+port=$(next_port)
+start_server cq_poll_bw:human "$port" --timeout 20 || not_ok "human: server listens"
+"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 -n 50 "$ADDR2" \
+	>"$WORK/human.out" 2>&1
+wait "$SERVER_PID"
+SERVER_PID=
+check "the Device line names the GID type, path MTU and inline size" \
+	grep -Eq "GID index $idx2 \(::ffff:$ADDR2, RoCE v2\)  active MTU 4096  path MTU 4096  link Ethernet  inline [0-9]+$" \
+	"$WORK/human.out" || show "$WORK/human.out"
+# --tclass and --sl reach both sides (tests/twonode/run.sh counts the
+# TOS bytes on the wire: rxe loops a local peer's packets back inside the
+# driver, past any netdev).  The port's counters over the step are in both
+# sides' JSON: rxe's sent_pkts holds at least the 200 sends (one port for
+# both sides here).
+hw_ok='all(r[s]["hw_counters"]["sent_pkts"] >= 200 and
+	r[s]["hw_counters"]["rcvd_pkts"] >= 200 and
+	r[s]["hw_counters"].get("send_err", 0) == 0 for s in ("client", "server"))'
+for tool in cq_poll_bw ud_send_bw; do
+	run "$tool" "$tool-tc" "$ADDR" -n 200 -s 64 --tclass 104 --sl 3
+	rc=$?
+	check "$tool --tclass 104 --sl 3: exit 0 (got $rc), the server adopts them" \
+		json_check "$WORK/$tool-tc.server.json" \
+		"$rc == 0 and d['params']['tclass'] == 104 and d['params']['sl'] == 3" ||
+		show "$WORK/$tool-tc.err"
+	check "$tool: hw_counters deltas on both sides, >= 200 packets each way" \
+		json_check "$WORK/$tool-tc.json" "$hw_ok" || show "$WORK/$tool-tc.json"
+done
+port=$(next_port)
+start_server cq_poll_bw:pkey "$port" --timeout 10 || not_ok "pkey: server listens"
+"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 10 --pkey-index 65535 \
+	"$ADDR" >/dev/null 2>"$WORK/pkey.err"
+rc=$?
+wait "$SERVER_PID"
+SERVER_PID=
+check "--pkey-index 65535: exit 2 (got $rc), naming the port's P_Key range" \
+	eval 'test $rc -eq 2 && grep -Eq -- "--pkey-index 65535: port 1 of $DEV has P_Keys 0\.\.[0-9]+" "$WORK/pkey.err"' ||
+	show "$WORK/pkey.err"
+
+# --cpu pins the benchmark thread; its watchdog (20 wakeups a second)
+# must run elsewhere.
+ncpu=$(nproc)
+if [ "$ncpu" -ge 2 ]; then
+	port=$(next_port)
+	start_server cq_event_lat:pin "$port" --timeout 20 --cpu 0 ||
+		not_ok "pin: server listens"
+	spid=$SERVER_PID
+	"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 -D 3 \
+		--cq-mode event "$ADDR" >/dev/null 2>"$WORK/pin.err" &
+	cpid=$!
+	sleep 2
+	main_cpus= wd_cpus=
+	for t in /proc/"$spid"/task/*; do
+		c=$(awk '/Cpus_allowed_list/ {print $2}' "$t/status" 2>/dev/null)
+		case $(cat "$t/comm" 2>/dev/null) in
+		cqp-watchdog) wd_cpus=$c ;;
+		cq_event_lat) [ "${t##*/}" = "$spid" ] && main_cpus=$c ;;
+		esac
+	done
+	wait "$cpid"
+	wait "$SERVER_PID"
+	SERVER_PID=
+	check "--cpu 0: the benchmark thread runs on CPU 0 (got '$main_cpus')" \
+		test "$main_cpus" = 0
+	check "--cpu 0: its watchdog thread runs on the others (got '$wd_cpus')" \
+		test -n "$wd_cpus" -a "$wd_cpus" != 0
+else
+	echo "# one CPU: the watchdog has nowhere else to go"
+fi
+finish

@@ -1,0 +1,335 @@
+/* The fabric choices against tables of what real devices report: mlx5 on
+ * InfiniBand and RoCE, bnxt_re, irdma (RoCE and iWARP), cxgb4 and rxe.
+ * GID tables follow the kernel's layout: a RoCE v1 and a v2 entry per
+ * address, link-local first, VLAN and secondary addresses in the order
+ * they were added. */
+#include <arpa/inet.h>
+
+#include "check.h"
+#include "error.h"
+#include "fabric.h"
+#include "kv.h"
+
+#define V1 IBV_GID_TYPE_ROCE_V1
+#define V2 IBV_GID_TYPE_ROCE_V2
+#define IB IBV_GID_TYPE_IB
+
+struct gid_row {
+	const char *addr; /* NULL: an empty slot */
+	enum ibv_gid_type type;
+};
+
+static unsigned load(const struct gid_row *rows, struct cqp_gid_cand *c)
+{
+	unsigned n = 0;
+
+	for (; rows[n].addr || rows[n].type; n++) {
+		memset(&c[n], 0, sizeof(c[n]));
+		c[n].type = rows[n].type;
+		c[n].valid = rows[n].addr && rows[n].addr[0];
+		if (c[n].valid)
+			CHECK(inet_pton(AF_INET6, rows[n].addr, c[n].gid.raw) ==
+			      1);
+	}
+	return n;
+}
+
+/* The oob socket's local address as cqp_fabric_pick_gid wants it. */
+static const uint8_t *addr(const char *text, uint8_t *buf)
+{
+	CHECK(inet_pton(AF_INET6, text, buf) == 1);
+	return buf;
+}
+
+static int pick(const struct gid_row *rows, const char *local, bool eth)
+{
+	struct cqp_gid_cand c[32];
+	uint8_t buf[16];
+	unsigned n = load(rows, c);
+
+	return cqp_fabric_pick_gid(c, n, local ? addr(local, buf) : NULL, eth);
+}
+
+#define END                                                                    \
+	{                                                                      \
+		NULL, 0                                                        \
+	}
+
+static void test_gid_choice(void)
+{
+	/* mlx5 (ConnectX-6) on RoCE: a VLAN address added before the
+	 * interface's own, then a global IPv6 address. */
+	static const struct gid_row mlx5_roce[] = {
+	    {"fe80::b8ce:f6ff:fea1:b2c4", V1},
+	    {"fe80::b8ce:f6ff:fea1:b2c4", V2},
+	    {"::ffff:10.10.100.10", V1},
+	    {"::ffff:10.10.100.10", V2},
+	    {"::ffff:192.168.1.10", V1},
+	    {"::ffff:192.168.1.10", V2},
+	    {"2001:db8::10", V1},
+	    {"2001:db8::10", V2},
+	    END};
+	/* bnxt_re on an IPv6-only host; an empty slot in the middle. */
+	static const struct gid_row bnxt_v6[] = {
+	    {"fe80::20a:f7ff:fe11:2233", V1},
+	    {"fe80::20a:f7ff:fe11:2233", V2},
+	    {"", V1},
+	    {"2001:db8:1::5", V1},
+	    {"2001:db8:1::5", V2},
+	    END};
+	/* bnxt_re with only link-local entries (no address yet). */
+	static const struct gid_row bnxt_ll[] = {
+	    {"fe80::20a:f7ff:fe11:2233", V1},
+	    {"fe80::20a:f7ff:fe11:2233", V2},
+	    END};
+	/* An old RoCE v1-only device. */
+	static const struct gid_row v1_only[] = {
+	    {"fe80::202:c9ff:fe00:1", V1}, {"::ffff:10.0.0.7", V1}, END};
+	/* irdma in RoCE mode: v2 entries only. */
+	static const struct gid_row irdma[] = {
+	    {"fe80::3efd:feff:fe9b:1", V2}, {"::ffff:172.16.0.3", V2}, END};
+	/* rxe in the test guest. */
+	static const struct gid_row rxe[] = {{"fe80::44c4:50ff:fe2c:2db5", V2},
+					     {"::ffff:198.18.0.1", V2},
+					     {"::ffff:198.18.3.1", V2},
+					     END};
+	/* mlx5 on InfiniBand: GID 0 is the subnet prefix and port GUID. */
+	static const struct gid_row mlx5_ib[] = {
+	    {"", IB}, {"fe80::b8ce:f603:a1:b2c4", IB}, END};
+
+	/* The address the oob runs over wins, v2 before v1. */
+	CHECK(pick(mlx5_roce, "::ffff:192.168.1.10", true) == 5);
+	CHECK(pick(mlx5_roce, "::ffff:10.10.100.10", true) == 3);
+	CHECK(pick(mlx5_roce, "2001:db8::10", true) == 7);
+	/* Unknown (loopback oob): the first v2 IPv4-mapped entry. */
+	CHECK(pick(mlx5_roce, "::ffff:127.0.0.1", true) == 3);
+	CHECK(pick(mlx5_roce, NULL, true) == 3);
+	/* IPv6 only: v2 global, not GID 0 (v1 link-local). */
+	CHECK(pick(bnxt_v6, NULL, true) == 4);
+	CHECK(pick(bnxt_v6, "2001:db8:1::5", true) == 4);
+	CHECK(pick(bnxt_ll, NULL, true) == 1);
+	/* v1 last, but the oob's own address in v1 beats other v1s. */
+	CHECK(pick(v1_only, NULL, true) == 0);
+	CHECK(pick(v1_only, "::ffff:10.0.0.7", true) == 1);
+	CHECK(pick(irdma, NULL, true) == 1);
+	CHECK(pick(rxe, NULL, true) == 1);
+	CHECK(pick(rxe, "::ffff:198.18.3.1", true) == 2);
+	/* InfiniBand: the first valid entry, whatever the oob says. */
+	CHECK(pick(mlx5_ib, NULL, false) == 1);
+	CHECK(pick(mlx5_ib, "::ffff:10.0.0.1", false) == 1);
+	{
+		static const struct gid_row none[] = {{"", V2}, {"", V1}, END};
+
+		CHECK(pick(none, NULL, true) == -1);
+	}
+	CHECK_STR(cqp_gid_type_name(V2), "RoCE v2");
+	CHECK_STR(cqp_gid_type_name(V1), "RoCE v1");
+	CHECK_STR(cqp_gid_type_name(IB), "IB");
+}
+
+static struct cqp_port_facts port(uint32_t mtu, bool eth, uint16_t lid,
+				  uint64_t prefix)
+{
+	struct cqp_port_facts f = {.active_mtu = mtu,
+				   .ethernet = eth,
+				   .lid = lid,
+				   .subnet_prefix = prefix};
+	return f;
+}
+
+static void test_path_mtu(void)
+{
+	/* mlx5 RoCE on a 9000-byte netdev, bnxt_re on a 1500-byte one. */
+	struct cqp_port_facts jumbo = port(4096, true, 0, 0);
+	struct cqp_port_facts std = port(1024, true, 0, 0);
+	struct cqp_port_facts ib = port(4096, false, 3, 0xfe80);
+	uint32_t mtu = 0;
+
+	CHECK(cqp_fabric_path_mtu(&jumbo, &std, 0, &mtu) == 0 && mtu == 1024);
+	CHECK(cqp_fabric_path_mtu(&std, &jumbo, 0, &mtu) == 0 && mtu == 1024);
+	CHECK(cqp_fabric_path_mtu(&jumbo, &jumbo, 0, &mtu) == 0 && mtu == 4096);
+	CHECK(cqp_fabric_path_mtu(&jumbo, &jumbo, 2048, &mtu) == 0 &&
+	      mtu == 2048);
+	CHECK(cqp_fabric_path_mtu(&ib, &ib, 0, &mtu) == 0 && mtu == 4096);
+	CHECK(cqp_fabric_path_mtu(&jumbo, &std, 1024, &mtu) == 0 &&
+	      mtu == 1024);
+	/* Above the peer's: usage, naming --mtu and both sides. */
+	CHECK(cqp_fabric_path_mtu(&jumbo, &std, 2048, &mtu) == -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "--mtu 2048") != NULL);
+	CHECK(strstr(cqp_errmsg(), "4096 here, 1024 on the peer") != NULL);
+	CHECK(strstr(cqp_errmsg(), "peer's") != NULL);
+	CHECK(cqp_fabric_path_mtu(&std, &jumbo, 4096, &mtu) == -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "local") != NULL);
+	{
+		struct cqp_port_facts bad = port(1500, true, 0, 0);
+
+		CHECK(cqp_fabric_path_mtu(&jumbo, &bad, 0, &mtu) ==
+		      -CQP_E_DEVICE);
+	}
+}
+
+static void test_grh(void)
+{
+	const uint64_t fe80 = 0xfe80000000000000ull,
+		       site = 0xfec0000000000001ull;
+	struct cqp_port_facts a = port(4096, false, 3, fe80);
+	struct cqp_port_facts b = port(4096, false, 7, fe80);
+	struct cqp_port_facts other = port(4096, false, 9, site);
+	struct cqp_port_facts nolid = port(4096, false, 0, fe80);
+	struct cqp_port_facts roce = port(1024, true, 0, fe80);
+
+	/* Same IB subnet, LIDs on both: LID routing, as perftest does. */
+	CHECK(!cqp_fabric_use_grh(&a, &b, false));
+	CHECK(cqp_fabric_use_grh(&a, &b, true));
+	CHECK(cqp_fabric_use_grh(&a, &other, false));
+	CHECK(cqp_fabric_use_grh(&a, &nolid, false));
+	CHECK(cqp_fabric_use_grh(&roce, &roce, false));
+	/* A multicast LID is no unicast destination. */
+	{
+		struct cqp_port_facts mc = port(4096, false, 0xc001, fe80);
+
+		CHECK(cqp_fabric_use_grh(&a, &mc, false));
+	}
+}
+
+static void test_transport(void)
+{
+	CHECK(cqp_fabric_transport_ok(IBV_TRANSPORT_IB, "mlx5_0", true,
+				      false) == 0);
+	/* cxgb4 and irdma in iWARP mode. */
+	CHECK(cqp_fabric_transport_ok(IBV_TRANSPORT_IWARP, "cxgb4_0", true,
+				      false) == -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "cxgb4_0 is an iWARP device") != NULL);
+	CHECK(strstr(cqp_errmsg(), "cm_event_stress can") != NULL);
+	CHECK(cqp_fabric_transport_ok(IBV_TRANSPORT_IWARP, "irdma0", false,
+				      true) == -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "no UD") != NULL);
+	CHECK(cqp_fabric_transport_ok(IBV_TRANSPORT_USNIC_UDP, "usnic_0", false,
+				      true) == -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "usNIC") != NULL);
+}
+
+static void test_mcast(void)
+{
+	CHECK(cqp_fabric_mcast_ok(true, "mlx5_1") == 0);
+	CHECK(cqp_fabric_mcast_ok(false, "mlx5_0") == -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "--mcast: mlx5_0 is InfiniBand") != NULL);
+}
+
+static void test_async(void)
+{
+	CHECK(cqp_fabric_async_fatal(IBV_EVENT_CQ_ERR));
+	CHECK(cqp_fabric_async_fatal(IBV_EVENT_QP_FATAL));
+	CHECK(cqp_fabric_async_fatal(IBV_EVENT_PORT_ERR));
+	CHECK(cqp_fabric_async_fatal(IBV_EVENT_DEVICE_FATAL));
+	/* What a healthy fabric says now and then. */
+	CHECK(!cqp_fabric_async_fatal(IBV_EVENT_COMM_EST));
+	CHECK(!cqp_fabric_async_fatal(IBV_EVENT_PORT_ACTIVE));
+	CHECK(!cqp_fabric_async_fatal(IBV_EVENT_GID_CHANGE));
+	CHECK(!cqp_fabric_async_fatal(IBV_EVENT_SRQ_LIMIT_REACHED));
+	CHECK(!cqp_fabric_async_fatal(IBV_EVENT_QP_LAST_WQE_REACHED));
+	CHECK(cqp_fabric_async_on_qp(IBV_EVENT_QP_FATAL));
+	CHECK(!cqp_fabric_async_on_qp(IBV_EVENT_CQ_ERR));
+	CHECK(!cqp_fabric_async_on_qp(IBV_EVENT_PORT_ERR));
+}
+
+static void test_overhead(void)
+{
+	const char *name = NULL;
+
+	/* 14 Eth + 20 IPv4 + 8 UDP + 12 BTH + 8 DETH + 4 ICRC + 4 FCS + 20
+	 * preamble and gap. */
+	CHECK(cqp_fabric_ud_overhead(true, true, true, &name) == 90);
+	CHECK_STR(name, "RoCE v2 over IPv4");
+	CHECK(cqp_fabric_ud_overhead(true, false, true, &name) == 110);
+	CHECK_STR(name, "RoCE v2 over IPv6");
+	/* 8 LRH + 12 BTH + 8 DETH + 4 ICRC + 2 VCRC (+ 40 GRH). */
+	CHECK(cqp_fabric_ud_overhead(false, false, false, &name) == 34);
+	CHECK_STR(name, "InfiniBand");
+	CHECK(cqp_fabric_ud_overhead(false, false, true, &name) == 74);
+	CHECK_STR(name, "InfiniBand with GRH");
+}
+
+static void test_ud_len(void)
+{
+	CHECK(cqp_fabric_ud_len_ok(1064, 1024, true));
+	CHECK(!cqp_fabric_ud_len_ok(1024, 1024, true));
+	CHECK(cqp_fabric_ud_len_ok(1024, 1024, false));
+	CHECK(!cqp_fabric_ud_len_ok(1064, 1024, false));
+	CHECK(!cqp_fabric_ud_len_ok(1000, 1024, false));
+}
+
+static void test_cq_mod(void)
+{
+	/* mlx5: count 16 bits, period 12 bits (4095 us). */
+	CHECK(cqp_fabric_cq_mod_ok(64, 4095, 65535, 4095, "mlx5_0") == 0);
+	CHECK(cqp_fabric_cq_mod_ok(64, 5000, 65535, 4095, "mlx5_0") ==
+	      -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "--cq-mod 64,5000") != NULL);
+	CHECK(strstr(cqp_errmsg(), "4095 us") != NULL);
+	/* Caps not reported: leave it to ibv_modify_cq. */
+	CHECK(cqp_fabric_cq_mod_ok(64, 5000, 0, 0, "rxe0") == 0);
+}
+
+/* A device that grants at most `limit` bytes inline and fails above it
+ * without setting errno, as bnxt_re does. */
+static bool fits(void *arg, uint32_t v)
+{
+	return v <= *(uint32_t *)arg;
+}
+
+static void test_bisect(void)
+{
+	uint32_t bnxt = 96, rxe = 512, none = 0, mlx5 = 220;
+
+	CHECK(cqp_fabric_bisect(236, fits, &bnxt) == 96);
+	CHECK(cqp_fabric_bisect(236, fits, &rxe) == 236);
+	CHECK(cqp_fabric_bisect(236, fits, &none) == 0);
+	CHECK(cqp_fabric_bisect(236, fits, &mlx5) == 220);
+	CHECK(cqp_fabric_bisect(0, fits, &rxe) == 0);
+}
+
+static void test_port_record(void)
+{
+	struct cqp_port_facts a =
+	    port(2048, false, 0x1234, 0xfe80000000000000ull);
+	struct cqp_port_facts b;
+	struct cqp_kv_writer w;
+	char buf[256];
+
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_port_facts_encode(&a, &w);
+	memset(&b, 0, sizeof(b));
+	CHECK(cqp_port_facts_decode(&b, buf, w.len) == 0);
+	CHECK(b.active_mtu == 2048 && !b.ethernet && b.lid == 0x1234 &&
+	      b.subnet_prefix == 0xfe80000000000000ull);
+	CHECK(cqp_port_facts_decode(&b, "mtu=1024\n", 9) < 0);
+	{
+		const char *bad = "mtu=1024\nlink=x\nlid=1\nprefix=0\n";
+
+		CHECK(cqp_port_facts_decode(&b, bad, strlen(bad)) ==
+		      -CQP_E_PROTO);
+	}
+	{
+		const char *bad = "mtu=1024\nlink=eth\nlid=1\nprefix=zz\n";
+
+		CHECK(cqp_port_facts_decode(&b, bad, strlen(bad)) ==
+		      -CQP_E_PROTO);
+	}
+}
+
+int main(void)
+{
+	test_port_record();
+	test_gid_choice();
+	test_path_mtu();
+	test_grh();
+	test_transport();
+	test_mcast();
+	test_async();
+	test_overhead();
+	test_ud_len();
+	test_cq_mod();
+	test_bisect();
+	return check_done("test_fabric");
+}
