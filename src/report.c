@@ -506,9 +506,11 @@ double cqp_row_loss_pct(const struct cqp_row *row)
 	return 100.0 * (want - (double)row->received) / want;
 }
 
-double cqp_wire_eff_pct(uint64_t bytes)
+double cqp_wire_eff_pct(uint64_t bytes, uint32_t overhead)
 {
-	return 100.0 * (double)bytes / ((double)bytes + 64.0);
+	if (!overhead)
+		return NAN;
+	return 100.0 * (double)bytes / ((double)bytes + overhead);
 }
 
 static void fmt_bytes(char *buf, size_t cap, uint64_t v)
@@ -550,6 +552,11 @@ static void print_delivery(const struct cqp_report *r, const struct shape *s,
 				"device\n",
 				row->bytes, loss);
 	}
+	if (s->bw && r->dev.wire_overhead)
+		fprintf(out,
+			" Wire efficiency: payload / (payload + %" PRIu32
+			" B a packet on %s)\n",
+			r->dev.wire_overhead, r->dev.wire);
 	if (!s->rx_mem || !mem)
 		return;
 	fmt_bytes(a, sizeof(a),
@@ -893,7 +900,9 @@ static void print_human(const struct cqp_report *r, FILE *out)
 			if (s.bw) {
 				fmt_double(v, sizeof(v), "%.1f",
 					   row->has_delivery
-					       ? cqp_wire_eff_pct(row->bytes)
+					       ? cqp_wire_eff_pct(
+						     row->bytes,
+						     r->dev.wire_overhead)
 					       : NAN);
 				line_cell(&l, 9, v);
 			}
@@ -1150,6 +1159,10 @@ static void print_json(const struct cqp_report *r, FILE *out)
 	}
 	if (d->has_inline)
 		cqp_json_u64(&j, "inline_bytes", d->inline_size);
+	if (d->wire_overhead) {
+		cqp_json_str(&j, "wire", d->wire);
+		cqp_json_u64(&j, "wire_overhead_bytes", d->wire_overhead);
+	}
 	cqp_json_obj_end(&j);
 	json_clock(&j);
 
@@ -1183,8 +1196,10 @@ static void print_json(const struct cqp_report *r, FILE *out)
 			if (row->fanout > 1)
 				cqp_json_u64(&j, "fanout", row->fanout);
 			if (row->has_bw)
-				cqp_json_double(&j, "wire_eff_pct",
-						cqp_wire_eff_pct(row->bytes));
+				cqp_json_double(
+				    &j, "wire_eff_pct",
+				    cqp_wire_eff_pct(row->bytes,
+						     r->dev.wire_overhead));
 		}
 		if (row->has_lost)
 			cqp_json_u64(&j, "lost_exchanges", row->lost);
@@ -1402,7 +1417,8 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 				fprintf(out, "%" PRIu64, row->rx_dry);
 			fputc(',', out);
 			csv_double(out, row->has_delivery && row->has_bw
-					    ? cqp_wire_eff_pct(row->bytes)
+					    ? cqp_wire_eff_pct(
+						  row->bytes, r->dev.wire_overhead)
 					    : NAN);
 		}
 		if (s.lost) {

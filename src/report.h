@@ -60,6 +60,10 @@ struct cqp_device_info {
 	bool grh;	     /* packets carry a GRH (else LID routed) */
 	bool has_inline;
 	uint32_t inline_size; /* granted inline bytes, when has_inline */
+	/* UD: what a packet carries besides its payload on this link
+	 * (fabric.h); 0 unknown. */
+	uint32_t wire_overhead;
+	char wire[32]; /* "RoCE v2 over IPv4", "InfiniBand"... */
 };
 
 /* One table row: a message size (or a mode, for mode comparisons). */
@@ -135,10 +139,11 @@ struct cqp_report {
 };
 
 /* UD delivery figures derived from a row: share of expected messages that
- * never arrived (NaN when unknown), and payload over payload plus the 64
- * bytes of headers and ICRC every RoCE v2 UD packet carries. */
+ * never arrived (NaN when unknown), and payload over payload plus the
+ * bytes each packet carries besides it on the link used (NaN when that is
+ * unknown: overhead 0). */
 double cqp_row_loss_pct(const struct cqp_row *row);
-double cqp_wire_eff_pct(uint64_t bytes);
+double cqp_wire_eff_pct(uint64_t bytes, uint32_t overhead);
 /* The row's delivery figures as kv, and merged back from the peer's. */
 void cqp_delivery_encode(const struct cqp_row *row, struct cqp_kv_writer *w);
 int cqp_delivery_decode(struct cqp_row *row, const char *text, size_t len);

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -543,6 +544,16 @@ int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
 				      ud->dev.info.name)) < 0)
 		return rc;
 	ud->payload_max = mtu;
+	{
+		const char *wire;
+		bool eth =
+		    ud->dev.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
+
+		run->dev.wire_overhead = cqp_fabric_ud_overhead(
+		    eth, IN6_IS_ADDR_V4MAPPED((struct in6_addr *)ud->dev.gid.raw),
+		    ud->dev.grh, &wire);
+		snprintf(run->dev.wire, sizeof(run->dev.wire), "%s", wire);
+	}
 	if (!p->all && p->size > ud->payload_max)
 		return cqp_fail(CQP_E_USAGE,
 				"--size %llu exceeds the UD path MTU of %u "

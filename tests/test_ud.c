@@ -61,8 +61,10 @@ static void test_delivery_figures(void)
 	row.fanout = 4;
 	row.received = 3000;
 	CHECK_NEAR(cqp_row_loss_pct(&row), 25.0, 1e-12);
-	CHECK_NEAR(cqp_wire_eff_pct(256), 80.0, 1e-12);
-	CHECK_NEAR(cqp_wire_eff_pct(4096), 100.0 * 4096 / 4160, 1e-12);
+	CHECK_NEAR(cqp_wire_eff_pct(256, 64), 80.0, 1e-12);
+	/* RoCE v2 over IPv4: 90 bytes besides the payload. */
+	CHECK_NEAR(cqp_wire_eff_pct(4096, 90), 100.0 * 4096 / 4186, 1e-12);
+	CHECK(isnan(cqp_wire_eff_pct(4096, 0)));
 }
 
 /* The client knows sent, the server received: merged both ways. */
@@ -141,10 +143,15 @@ static void test_render(void)
 	r.is_client = true;
 	r.rows = rows;
 	r.nrows = 2;
+	/* RoCE v2 over IPv4: 90 bytes a packet besides the payload. */
+	r.dev.wire_overhead = 90;
+	snprintf(r.dev.wire, sizeof(r.dev.wire), "RoCE v2 over IPv4");
 
 	s = render(&r);
 	CHECK(s && strstr(s, "loss%") && strstr(s, "wire eff%"));
-	CHECK(s && strstr(s, "80.0") && strstr(s, "98.5"));
+	CHECK(s && strstr(s, "74.0") && strstr(s, "97.8"));
+	CHECK(s && strstr(s, "Wire efficiency: payload / (payload + 90 B a "
+			     "packet on RoCE v2 over IPv4)"));
 	CHECK(s && strstr(s, "Loss at 4096 B: 5.00%; the server's receives "
 			     "ran out 3 times (raise --rx-depth)"));
 	CHECK(s && !strstr(s, "Loss at 256 B"));
@@ -163,14 +170,16 @@ static void test_render(void)
 	CHECK(s && strstr(s, "\"sent\": 1000") &&
 	      strstr(s, "\"received\": 950"));
 	CHECK(s && strstr(s, "\"loss_pct\": 5,") && strstr(s, "\"rx_dry\": 0"));
-	CHECK(s && strstr(s, "\"wire_eff_pct\": 80,"));
+	CHECK(s && strstr(s, "\"wire_eff_pct\": 73.9884393,"));
+	CHECK(s && strstr(s, "\"wire\": \"RoCE v2 over IPv4\"") &&
+	      strstr(s, "\"wire_overhead_bytes\": 90"));
 	CHECK(s && strstr(s, "\"rx_mem_bytes\": 2117632"));
 	free(s);
 
 	p.output = CQP_OUT_CSV;
 	s = render(&r);
 	CHECK(s && strstr(s, ",sent,received,loss_pct,rx_dry,wire_eff_pct,"));
-	CHECK(s && strstr(s, ",1000,950,5,0,98.4615385,"));
+	CHECK(s && strstr(s, ",1000,950,5,0,97.8499761,"));
 	CHECK(s && strstr(s, "server_rx_mem_bytes"));
 	free(s);
 }
