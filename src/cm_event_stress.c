@@ -44,7 +44,7 @@ static int setup(struct cqp_run *run, void *arg)
 		char port[8];
 
 		if (!dst || !dst[0])
-			dst = p->host;
+			dst = p->cm_addr[0] ? p->cm_addr : p->host;
 		snprintf(port, sizeof(port), "%u", p->port);
 		if ((rc = getaddrinfo(dst, port, &hints, &res)))
 			return cqp_fail(CQP_E_NET, "cannot resolve '%s': %s",

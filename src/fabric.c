@@ -199,6 +199,26 @@ int cqp_fabric_mcast_ok(bool ethernet, const char *dev)
 			dev);
 }
 
+int cqp_fabric_cm_device_ok(const char *routed, const char *ours,
+			    const char *addr, bool client)
+{
+	if (strcmp(routed, ours) == 0)
+		return 0;
+	if (client)
+		return cqp_fail(CQP_E_USAGE,
+				"--rdma-cm: RDMA CM reaches %s through %s, but "
+				"the queue pairs are on %s (-d): give "
+				"--cm-addr the server's address on %s's "
+				"network, or -d %s",
+				addr, routed, ours, ours, routed);
+	return cqp_fail(CQP_E_USAGE,
+			"--rdma-cm: the client's request came in on %s, but "
+			"the queue pairs are on %s (-d): serve with -d %s, or "
+			"have the client use --cm-addr with this host's "
+			"address on %s's network",
+			routed, ours, routed, ours);
+}
+
 bool cqp_fabric_async_fatal(enum ibv_event_type t)
 {
 	switch (t) {

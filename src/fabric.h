@@ -65,6 +65,13 @@ int cqp_fabric_transport_ok(enum ibv_transport_type t, const char *dev, bool rc,
  * there, 0 on Ethernet (the group's IP address maps to its MAC). */
 int cqp_fabric_mcast_ok(bool ethernet, const char *dev);
 
+/* RDMA CM bound an id for `addr` to device `routed` (the one that owns
+ * the route), while our queue pairs live on `ours` (-d): 0 when they are
+ * the same, else a CQP_E_USAGE failure naming both and the way out
+ * (--cm-addr on the client, -d on either side). */
+int cqp_fabric_cm_device_ok(const char *routed, const char *ours,
+			    const char *addr, bool client);
+
 /* Async events that end a run (a CQ overrun; a QP, SRQ, WQ, port or
  * device error), and those whose element is a QP. */
 bool cqp_fabric_async_fatal(enum ibv_event_type t);

@@ -115,6 +115,8 @@ const struct cqp_option cqp_options[] = {
 	 "set the UD path up through RDMA CM (RDMA_PS_UDP) instead of exchanging QP numbers over TCP", UD_TOOLS, NEG},
 	{"mcast", 0, CQP_OPT_STR, OFF(mcast), sizeof(((struct cqp_params *)0)->mcast), 0, 0, NULL, "GID",
 	 "send to this multicast group; the server's QPs join it (ff0e::1, or ::ffff:239.1.1.1 on RoCE v2)", CQP_TOOL_UD_SEND_BW, NEG},
+	{"cm-addr", 0, CQP_OPT_STR, OFF(cm_addr), sizeof(((struct cqp_params *)0)->cm_addr), 0, 0, NULL, "ADDR",
+	 "RDMA CM: the server's address on the RDMA network, where HOST (the TCP channel's) is another", UD_TOOLS | CM, 0},
 	{"retry-us", 0, CQP_OPT_U32, OFF(retry_us), 0, 1000, 60000000, NULL, "USEC",
 	 "deadline of one exchange; a datagram lost on the way is retried and counted", CQP_TOOL_UD_SEND_LAT, NEG},
 	{"connections", 'c', CQP_OPT_U32, OFF(connections), 0, 1, 1000000, NULL, "N",
@@ -730,7 +732,10 @@ static bool is_mcast_gid(const char *text)
 
 int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
 {
-	(void)tool;
+	if (p->cm_addr[0] && !p->rdma_cm && tool != CQP_TOOL_CM_EVENT_STRESS)
+		return cqp_fail(CQP_E_USAGE,
+				"--cm-addr needs --rdma-cm: without it the "
+				"path is set up over the TCP channel");
 	if (p->mcast[0] && !is_mcast_gid(p->mcast))
 		return cqp_fail(
 		    CQP_E_USAGE,

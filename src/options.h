@@ -82,6 +82,7 @@ struct cqp_params {
 	bool verify;	   /* payloads carry a checked pattern and sequence */
 	bool rdma_cm;	   /* UD path through RDMA CM instead of the oob */
 	char mcast[64];	   /* "" = unicast, else the group's GID */
+	char cm_addr[256]; /* RDMA CM's address of the server ("": host) */
 	uint32_t retry_us; /* ud_send_lat: deadline of one exchange */
 	/* cm_event_stress */
 	uint32_t connections;

@@ -10,6 +10,7 @@
 #include "error.h"
 #include "hwcount.h"
 #include "json.h"
+#include "perftest.h"
 #include "kv.h"
 
 #ifndef CQP_VERSION
@@ -755,6 +756,7 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 {
 	const struct cqp_device_info *d = &r->dev;
 	const struct cqp_params *p = r->params;
+	char hint[160];
 
 	fprintf(out, " %s (%s, cqperf %s)\n", r->title ? r->title : "cqperf",
 		cqp_tool_name(r->tool), CQP_VERSION);
@@ -791,6 +793,9 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 				p->cq_mod_count, p->cq_mod_usec);
 		fputc('\n', out);
 	}
+	if (cqp_perftest_diff(r->tool, p, d, hint, sizeof(hint)))
+		fprintf(out, " Unlike perftest: %s; see cqperf(7), PERFTEST\n",
+			hint);
 	/* Halved or not, the figures must say which they are. */
 	if (s->lat)
 		fputs(p && p->rtt ? " Latency: full round trip, in usec\n"
@@ -898,12 +903,12 @@ static void print_human(const struct cqp_report *r, FILE *out)
 			fmt_double(v, sizeof(v), "%.2f", cqp_row_loss_pct(row));
 			line_cell(&l, 7, v);
 			if (s.bw) {
-				fmt_double(v, sizeof(v), "%.1f",
-					   row->has_delivery
-					       ? cqp_wire_eff_pct(
-						     row->bytes,
-						     r->dev.wire_overhead)
-					       : NAN);
+				fmt_double(
+				    v, sizeof(v), "%.1f",
+				    row->has_delivery
+					? cqp_wire_eff_pct(row->bytes,
+							   r->dev.wire_overhead)
+					: NAN);
 				line_cell(&l, 9, v);
 			}
 		}
@@ -1416,10 +1421,11 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 			if (row->has_delivery)
 				fprintf(out, "%" PRIu64, row->rx_dry);
 			fputc(',', out);
-			csv_double(out, row->has_delivery && row->has_bw
-					    ? cqp_wire_eff_pct(
-						  row->bytes, r->dev.wire_overhead)
-					    : NAN);
+			csv_double(out,
+				   row->has_delivery && row->has_bw
+				       ? cqp_wire_eff_pct(row->bytes,
+							  r->dev.wire_overhead)
+				       : NAN);
 		}
 		if (s.lost) {
 			fputc(',', out);

@@ -444,7 +444,8 @@ static int path_cm(struct cqp_ud *ud, struct cqp_run *run,
 			return cqp_fail(CQP_E_NOMEM, "out of memory");
 		for (unsigned i = 0; i < ud->nqp; i++)
 			qpns[i] = ud->qps[i]->qp_num;
-		rc = cqp_ud_cm_listen(&ud->cm, (uint16_t)p->port, tmo);
+		rc = cqp_ud_cm_listen(&ud->cm, (uint16_t)p->port, tmo,
+				      ud->dev.info.name);
 		/* The client may resolve only once we listen. */
 		if (rc == 0)
 			rc = cqp_oob_barrier(&run->s->oob, "cm-listening");
@@ -460,9 +461,10 @@ static int path_cm(struct cqp_ud *ud, struct cqp_run *run,
 	}
 	rc = cqp_oob_barrier(&run->s->oob, "cm-listening");
 	if (rc == 0)
-		rc = cqp_ud_cm_connect(&ud->cm, p->host, (uint16_t)p->port, tmo,
-				       local, ud->nqp, &attr, ud->remote_qpn,
-				       &qkey);
+		rc = cqp_ud_cm_connect(
+		    &ud->cm, p->cm_addr[0] ? p->cm_addr : p->host,
+		    (uint16_t)p->port, tmo, ud->dev.info.name, local, ud->nqp,
+		    &attr, ud->remote_qpn, &qkey);
 	if (rc < 0)
 		return rc;
 	if (qkey != ud->qkey)
@@ -550,7 +552,8 @@ int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
 		    ud->dev.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
 
 		run->dev.wire_overhead = cqp_fabric_ud_overhead(
-		    eth, IN6_IS_ADDR_V4MAPPED((struct in6_addr *)ud->dev.gid.raw),
+		    eth,
+		    IN6_IS_ADDR_V4MAPPED((struct in6_addr *)ud->dev.gid.raw),
 		    ud->dev.grh, &wire);
 		snprintf(run->dev.wire, sizeof(run->dev.wire), "%s", wire);
 	}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "fabric.h"
 #include "stats.h"
 
 /* What a client's request carries: which of its QPs, and how to reach
@@ -26,9 +27,11 @@ struct cqp_ud_cm {
 	struct rdma_cm_id **ids; /* connected (client) or accepted (server) */
 	unsigned nids;
 	int timeout_ms;
+	char dev[64]; /* where our QPs live: RDMA CM must route over it */
 };
 
-static int cm_create(struct cqp_ud_cm **out, unsigned n, int timeout_ms)
+static int cm_create(struct cqp_ud_cm **out, unsigned n, int timeout_ms,
+		     const char *dev)
 {
 	struct cqp_ud_cm *cm = calloc(1, sizeof(*cm));
 
@@ -36,6 +39,7 @@ static int cm_create(struct cqp_ud_cm **out, unsigned n, int timeout_ms)
 	if (!cm || !(cm->ids = calloc(n, sizeof(*cm->ids))))
 		return cqp_fail(CQP_E_NOMEM, "out of memory for RDMA CM ids");
 	cm->timeout_ms = timeout_ms;
+	snprintf(cm->dev, sizeof(cm->dev), "%s", dev);
 	cm->ch = rdma_create_event_channel();
 	if (!cm->ch)
 		return cqp_fail(errno == ENODEV ? CQP_E_NODEV : CQP_E_DEVICE,
@@ -115,11 +119,12 @@ static int expect_event(struct cqp_ud_cm *cm, uint64_t deadline,
 	return 0;
 }
 
-int cqp_ud_cm_listen(struct cqp_ud_cm **out, uint16_t port, int timeout_ms)
+int cqp_ud_cm_listen(struct cqp_ud_cm **out, uint16_t port, int timeout_ms,
+		     const char *dev)
 {
 	struct sockaddr_in6 any;
 	struct cqp_ud_cm *cm;
-	int rc = cm_create(out, 1024, timeout_ms);
+	int rc = cm_create(out, 1024, timeout_ms, dev);
 
 	cm = *out;
 	if (rc < 0)
@@ -163,6 +168,14 @@ int cqp_ud_cm_accept(struct cqp_ud_cm *cm, const uint32_t *qpns, unsigned n,
 		}
 		memcpy(&h, ev->param.ud.private_data, sizeof(h));
 		cm->ids[cm->nids++] = ev->id;
+		rc = cqp_fabric_cm_device_ok(
+		    ibv_get_device_name(ev->id->verbs->device), cm->dev, "",
+		    false);
+		if (rc < 0) {
+			rdma_reject(ev->id, NULL, 0);
+			rdma_ack_cm_event(ev);
+			return rc;
+		}
 		if (h.index >= n) {
 			rdma_ack_cm_event(ev);
 			return cqp_fail(CQP_E_PROTO,
@@ -203,10 +216,10 @@ static int resolve(const char *host, uint16_t port, struct sockaddr_storage *ss)
 }
 
 /* One SIDR exchange: resolve, route, connect, ESTABLISHED. */
-static int connect_one(struct cqp_ud_cm *cm, struct sockaddr *dst,
-		       uint64_t deadline, const struct cm_hello *h,
-		       struct ibv_ah_attr *ah_attr, uint32_t *qpn,
-		       uint32_t *qkey)
+static int connect_one(struct cqp_ud_cm *cm, const char *host,
+		       struct sockaddr *dst, uint64_t deadline,
+		       const struct cm_hello *h, struct ibv_ah_attr *ah_attr,
+		       uint32_t *qpn, uint32_t *qkey)
 {
 	struct rdma_cm_id *id;
 	struct rdma_cm_event *ev;
@@ -225,6 +238,12 @@ static int connect_one(struct cqp_ud_cm *cm, struct sockaddr *dst,
 			       &ev)) < 0)
 		return rc;
 	rdma_ack_cm_event(ev);
+	/* The route's device, not -d's: a host name may resolve to a
+	 * management network on another NIC. */
+	if ((rc =
+		 cqp_fabric_cm_device_ok(ibv_get_device_name(id->verbs->device),
+					 cm->dev, host, true)) < 0)
+		return rc;
 	if (rdma_resolve_route(id, ms))
 		return cqp_fail(CQP_E_NET, "--rdma-cm: rdma_resolve_route: %s",
 				strerror(errno));
@@ -249,13 +268,14 @@ static int connect_one(struct cqp_ud_cm *cm, struct sockaddr *dst,
 }
 
 int cqp_ud_cm_connect(struct cqp_ud_cm **out, const char *host, uint16_t port,
-		      int timeout_ms, const struct cqp_endpoint *local,
-		      unsigned n, struct ibv_ah_attr *ah_attr, uint32_t *qpns,
+		      int timeout_ms, const char *dev,
+		      const struct cqp_endpoint *local, unsigned n,
+		      struct ibv_ah_attr *ah_attr, uint32_t *qpns,
 		      uint32_t *qkey)
 {
 	uint64_t deadline = cqp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct sockaddr_storage dst;
-	int rc = cm_create(out, n, timeout_ms);
+	int rc = cm_create(out, n, timeout_ms, dev);
 
 	if (rc == 0)
 		rc = resolve(host, port, &dst);
@@ -264,8 +284,8 @@ int cqp_ud_cm_connect(struct cqp_ud_cm **out, const char *host, uint16_t port,
 		    .index = i, .qpn = local[i].qpn, .lid = local[i].lid};
 
 		memcpy(h.gid, local[i].gid.raw, 16);
-		rc = connect_one(*out, (struct sockaddr *)&dst, deadline, &h,
-				 ah_attr, &qpns[i], qkey);
+		rc = connect_one(*out, host, (struct sockaddr *)&dst, deadline,
+				 &h, ah_attr, &qpns[i], qkey);
 	}
 	return rc;
 }

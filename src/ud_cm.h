@@ -17,17 +17,21 @@ struct cqp_ud_cm;
 /* RDMA CM fixes the Q_Key of its UDP port space. */
 #define CQP_UD_CM_QKEY 0x01234567u
 
-/* Server: listen on port (RDMA CM's UDP space, not TCP). */
-int cqp_ud_cm_listen(struct cqp_ud_cm **cm, uint16_t port, int timeout_ms);
+/* Server: listen on port (RDMA CM's UDP space, not TCP).  dev: the
+ * device of our QPs; a request that arrives on another is refused. */
+int cqp_ud_cm_listen(struct cqp_ud_cm **cm, uint16_t port, int timeout_ms,
+		     const char *dev);
 /* Server: answer n requests; request i names client QP i, whose endpoint
  * lands in remote[i], and gets our qpns[i]. */
 int cqp_ud_cm_accept(struct cqp_ud_cm *cm, const uint32_t *qpns, unsigned n,
 		     struct cqp_endpoint *remote);
 /* Client: reach host:port once per local QP; fills ah_attr (one for all,
- * the path is the same), qpns[i] and *qkey. */
+ * the path is the same), qpns[i] and *qkey.  A route over another device
+ * than dev (our QPs') is a usage failure naming both. */
 int cqp_ud_cm_connect(struct cqp_ud_cm **cm, const char *host, uint16_t port,
-		      int timeout_ms, const struct cqp_endpoint *local,
-		      unsigned n, struct ibv_ah_attr *ah_attr, uint32_t *qpns,
+		      int timeout_ms, const char *dev,
+		      const struct cqp_endpoint *local, unsigned n,
+		      struct ibv_ah_attr *ah_attr, uint32_t *qpns,
 		      uint32_t *qkey);
 void cqp_ud_cm_close(struct cqp_ud_cm *cm);
 

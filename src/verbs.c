@@ -308,7 +308,12 @@ int cqp_buf_alloc(struct cqp_buf *b, struct ibv_pd *pd, size_t len, int access)
 		return cqp_fail(CQP_E_NOMEM, "cannot allocate %zu bytes", len);
 	memset(b->addr, 0x5a, alloc ? alloc : (size_t)page);
 	b->len = len;
-	b->mr = ibv_reg_mr(pd, b->addr, len ? len : 1, access);
+	/* PCIe relaxed ordering where the device takes it (perftest 6.x
+	 * does the same); an optional flag, but an old kernel may refuse. */
+	b->mr = ibv_reg_mr(pd, b->addr, len ? len : 1,
+			   access | IBV_ACCESS_RELAXED_ORDERING);
+	if (!b->mr && errno == EINVAL)
+		b->mr = ibv_reg_mr(pd, b->addr, len ? len : 1, access);
 	if (!b->mr) {
 		int err = errno;
 

@@ -131,6 +131,10 @@ bad ud_send_bw --mcast 1..63 --mcast "ff0e::$(printf '%070d' 1)"
 bad ud_send_bw --mcast "" --mcast ff0e::1 --rdma-cm
 bad ud_send_bw --qkey 0..2147483647 --qkey 0x80000000
 bad ud_send_bw --qkey "" --qkey 5 --rdma-cm
+bad ud_send_bw --cm-addr "" --cm-addr 10.0.0.2 1.2.3.4
+bad cq_poll_bw --sl 0..15 --sl 16
+bad ud_send_lat --tclass 0..255 --tclass 256
+bad cq_event_lat --pkey-index 0..65535 --pkey-index 65536
 bad ud_send_bw --post-list 1..1024 -l 0
 bad ud_send_bw --retry-us "" --retry-us 5000
 bad ud_send_bw --size 1..2G -s 2K!

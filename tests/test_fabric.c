@@ -216,6 +216,21 @@ static void test_mcast(void)
 	CHECK(strstr(cqp_errmsg(), "--mcast: mlx5_0 is InfiniBand") != NULL);
 }
 
+static void test_cm_device(void)
+{
+	CHECK(cqp_fabric_cm_device_ok("mlx5_1", "mlx5_1", "10.0.0.2", true) ==
+	      0);
+	/* The oob host name resolves to the management network's NIC. */
+	CHECK(cqp_fabric_cm_device_ok("mlx5_0", "mlx5_1", "node2", true) ==
+	      -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "reaches node2 through mlx5_0, but the "
+				   "queue pairs are on mlx5_1") != NULL);
+	CHECK(strstr(cqp_errmsg(), "--cm-addr") != NULL);
+	CHECK(cqp_fabric_cm_device_ok("mlx5_0", "mlx5_1", "", false) ==
+	      -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "came in on mlx5_0") != NULL);
+}
+
 static void test_async(void)
 {
 	CHECK(cqp_fabric_async_fatal(IBV_EVENT_CQ_ERR));
@@ -326,6 +341,7 @@ int main(void)
 	test_grh();
 	test_transport();
 	test_mcast();
+	test_cm_device();
 	test_async();
 	test_overhead();
 	test_ud_len();

@@ -476,6 +476,10 @@ static void test_human(void)
 	CHECK(strstr(s, "Device: rxe0  port 1  GID index 1 (::ffff:10.0.2.15, "
 			"RoCE v2)  active MTU 4096  path MTU 1024  link "
 			"Ethernet  inline 236\n") != NULL);
+	/* perftest's ib_send_bw: no inline, one send in 100 signaled. */
+	CHECK(strstr(s, " Unlike perftest: inline 236 (ib_send_bw: 0), signal "
+			"every 1 (ib_send_bw: 100); see cqperf(7), "
+			"PERFTEST\n") != NULL);
 	free(s);
 	/* InfiniBand, LID routed, before any QP exists. */
 	snprintf(f.r.dev.link_layer, sizeof(f.r.dev.link_layer), "InfiniBand");

@@ -116,6 +116,67 @@ check "--pkey-index 65535: exit 2 (got $rc), naming the port's P_Key range" \
 	eval 'test $rc -eq 2 && grep -Eq -- "--pkey-index 65535: port 1 of $DEV has P_Keys 0\.\.[0-9]+" "$WORK/pkey.err"' ||
 	show "$WORK/pkey.err"
 
+# A second RDMA device (rxe1 on veth1, 198.18.2.1), as on a host with a
+# management NIC: RDMA CM routes by address, whatever -d says.
+cm_dev=rxe1
+cm_ip=198.18.2.1
+peer=$(ip -o link show "$netdev" | sed -n 's/.*@\([^:]*\):.*/\1/p')
+if [ -n "$peer" ] && ip addr add "$cm_ip/24" dev "$peer" &&
+	rdma link add "$cm_dev" type rxe netdev "$peer"; then
+	trap 'rdma link delete "$cm_dev" 2>/dev/null
+		ip addr del "$cm_ip/24" dev "$peer" 2>/dev/null
+		ip addr del "$ADDR2/24" dev "$netdev" 2>/dev/null; cleanup' EXIT
+	for _ in $(seq 50); do
+		ibv_devinfo -d "$cm_dev" 2>/dev/null | grep -q PORT_ACTIVE && break
+		sleep 0.1
+	done
+	# The server's QPs on rxe1; the client's on rxe1 too, but RDMA CM
+	# resolves $ADDR, which is rxe0's.
+	port=$(next_port)
+	"$CQPERF_BIN/ud_send_bw" -d "$cm_dev" -p "$port" --timeout 10 \
+		>/dev/null 2>"$WORK/cmdev.server.err" &
+	SERVER_PID=$!
+	wait_listen "$port" || not_ok "cm-dev: server listens"
+	"$CQPERF_BIN/ud_send_bw" -d "$cm_dev" -p "$port" --timeout 10 \
+		--rdma-cm -n 50 "$ADDR" >/dev/null 2>"$WORK/cmdev.err"
+	rc=$?
+	wait "$SERVER_PID"
+	SERVER_PID=
+	check "--rdma-cm -d $cm_dev towards $ADDR (rxe0's): exit 2 (got $rc), naming both" \
+		eval 'test $rc -eq 2 && grep -q -- "RDMA CM reaches $ADDR through rxe0, but the queue pairs are on $cm_dev" \
+		"$WORK/cmdev.err"' || show "$WORK/cmdev.err"
+	# The server's side of it: a request that came in on another device.
+	port=$(next_port)
+	"$CQPERF_BIN/ud_send_bw" -d "$DEV" -p "$port" --timeout 10 \
+		>/dev/null 2>"$WORK/cmsrv.server.err" &
+	SERVER_PID=$!
+	wait_listen "$port" || not_ok "cm-srv: server listens"
+	"$CQPERF_BIN/ud_send_bw" -d "$cm_dev" -p "$port" --timeout 10 \
+		--rdma-cm --cm-addr "$cm_ip" -n 50 "$ADDR" >/dev/null 2>"$WORK/cmsrv.err"
+	wait "$SERVER_PID"
+	src=$?
+	SERVER_PID=
+	check "a server on $DEV refuses a request that came in on $cm_dev (exit $src)" \
+		eval 'test $src -eq 2 && grep -q -- "request came in on $cm_dev, but the queue pairs are on $DEV" \
+		"$WORK/cmsrv.server.err"' || show "$WORK/cmsrv.server.err" "$WORK/cmsrv.err"
+	# --cm-addr: the TCP channel over $ADDR, RDMA CM over rxe1's address.
+	port=$(next_port)
+	start_server ud_send_bw:cmaddr "$port" -d "$cm_dev" --timeout 10 ||
+		not_ok "cm-addr: server listens"
+	"$CQPERF_BIN/ud_send_bw" -d "$cm_dev" -p "$port" --timeout 10 \
+		--rdma-cm --cm-addr "$cm_ip" -n 50 --output json "$ADDR" \
+		>"$WORK/cmaddr.json" 2>"$WORK/cmaddr.err"
+	rc=$?
+	wait "$SERVER_PID"
+	SERVER_PID=
+	check "--cm-addr $cm_ip: the run works over $cm_dev (exit $rc)" \
+		json_check "$WORK/cmaddr.json" \
+		"$rc == 0 and d['device']['name'] == '$cm_dev' and r['received'] > 0" ||
+		show "$WORK/cmaddr.err"
+else
+	not_ok "a second rxe device on $netdev's peer"
+fi
+
 # --cpu pins the benchmark thread; its watchdog (20 wakeups a second)
 # must run elsewhere.
 ncpu=$(nproc)

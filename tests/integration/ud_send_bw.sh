@@ -33,9 +33,13 @@ for mode in poll event hybrid; do
 			'r["sent"] == 1000 and r["received"] <= 1000 and
 			 abs(r["loss_pct"] - 100.0 * (1000 - r["received"]) / 1000) < 1e-5
 			 and r["server"]["completions"] == r["received"]'
-		check "$mode $size B: wire efficiency is payload / (payload + 64)" \
+		# RoCE v2 over IPv4: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 +
+		# DETH 8 + ICRC 4 + FCS 4 + preamble and gap 20.
+		check "$mode $size B: wire efficiency is payload / (payload + 90)" \
 			json_check "$out" \
-			'abs(r["wire_eff_pct"] - 100.0 * '"$size"' / ('"$size"' + 64)) < 1e-5'
+			'd["device"]["wire"] == "RoCE v2 over IPv4" and
+			 d["device"]["wire_overhead_bytes"] == 90 and
+			 abs(r["wire_eff_pct"] - 100.0 * '"$size"' / ('"$size"' + 90)) < 1e-5'
 		check "$mode $size B: receive memory is rx-depth slots of payload + GRH" \
 			json_check "$out" \
 			'r["server"]["rx_mem_bytes"] == 512 * ('"$size"' + 40) and
