@@ -130,48 +130,41 @@ if [ -n "$peer" ] && ip addr add "$cm_ip/24" dev "$peer" &&
 		ibv_devinfo -d "$cm_dev" 2>/dev/null | grep -q PORT_ACTIVE && break
 		sleep 0.1
 	done
-	# The server's QPs on rxe1; the client's on rxe1 too, but RDMA CM
-	# resolves $ADDR, which is rxe0's.
-	port=$(next_port)
-	"$CQPERF_BIN/ud_send_bw" -d "$cm_dev" -p "$port" --timeout 10 \
-		>/dev/null 2>"$WORK/cmdev.server.err" &
-	SERVER_PID=$!
-	wait_listen "$port" || not_ok "cm-dev: server listens"
-	"$CQPERF_BIN/ud_send_bw" -d "$cm_dev" -p "$port" --timeout 10 \
-		--rdma-cm -n 50 "$ADDR" >/dev/null 2>"$WORK/cmdev.err"
-	rc=$?
-	wait "$SERVER_PID"
-	SERVER_PID=
-	check "--rdma-cm -d $cm_dev towards $ADDR (rxe0's): exit 2 (got $rc), naming both" \
-		eval 'test $rc -eq 2 && grep -q -- "RDMA CM reaches $ADDR through rxe0, but the queue pairs are on $cm_dev" \
+	# cm_pair NAME SERVER_DEV CLIENT_DEV CLIENT_ARGS...: UD over RDMA
+	# CM with the server's QPs on SERVER_DEV, the client's on CLIENT_DEV
+	# (TCP channel over $ADDR); exits in $crc and $src, output in
+	# $WORK/NAME.json, NAME.err, NAME.server.err.
+	cm_pair() {
+		local name=$1 sdev=$2 cdev=$3 port
+		shift 3
+		port=$(next_port)
+		"$CQPERF_BIN/ud_send_bw" -d "$sdev" -p "$port" --timeout 10 \
+			>/dev/null 2>"$WORK/$name.server.err" &
+		SERVER_PID=$!
+		wait_listen "$port" || not_ok "$name: server listens"
+		"$CQPERF_BIN/ud_send_bw" -d "$cdev" -p "$port" --timeout 10 \
+			--rdma-cm -n 50 --output json "$@" "$ADDR" \
+			>"$WORK/$name.json" 2>"$WORK/$name.err"
+		crc=$?
+		wait "$SERVER_PID"
+		src=$?
+		SERVER_PID=
+	}
+	# Both sides' QPs on rxe1, but RDMA CM resolves $ADDR, rxe0's.
+	cm_pair cmdev "$cm_dev" "$cm_dev"
+	check "--rdma-cm -d $cm_dev towards $ADDR (rxe0's): exit 2 (got $crc), naming both" \
+		eval 'test $crc -eq 2 && grep -q -- "RDMA CM reaches $ADDR through rxe0, but the queue pairs are on $cm_dev" \
 		"$WORK/cmdev.err"' || show "$WORK/cmdev.err"
 	# The server's side of it: a request that came in on another device.
-	port=$(next_port)
-	"$CQPERF_BIN/ud_send_bw" -d "$DEV" -p "$port" --timeout 10 \
-		>/dev/null 2>"$WORK/cmsrv.server.err" &
-	SERVER_PID=$!
-	wait_listen "$port" || not_ok "cm-srv: server listens"
-	"$CQPERF_BIN/ud_send_bw" -d "$cm_dev" -p "$port" --timeout 10 \
-		--rdma-cm --cm-addr "$cm_ip" -n 50 "$ADDR" >/dev/null 2>"$WORK/cmsrv.err"
-	wait "$SERVER_PID"
-	src=$?
-	SERVER_PID=
+	cm_pair cmsrv "$DEV" "$cm_dev" --cm-addr "$cm_ip"
 	check "a server on $DEV refuses a request that came in on $cm_dev (exit $src)" \
 		eval 'test $src -eq 2 && grep -q -- "request came in on $cm_dev, but the queue pairs are on $DEV" \
 		"$WORK/cmsrv.server.err"' || show "$WORK/cmsrv.server.err" "$WORK/cmsrv.err"
 	# --cm-addr: the TCP channel over $ADDR, RDMA CM over rxe1's address.
-	port=$(next_port)
-	start_server ud_send_bw:cmaddr "$port" -d "$cm_dev" --timeout 10 ||
-		not_ok "cm-addr: server listens"
-	"$CQPERF_BIN/ud_send_bw" -d "$cm_dev" -p "$port" --timeout 10 \
-		--rdma-cm --cm-addr "$cm_ip" -n 50 --output json "$ADDR" \
-		>"$WORK/cmaddr.json" 2>"$WORK/cmaddr.err"
-	rc=$?
-	wait "$SERVER_PID"
-	SERVER_PID=
-	check "--cm-addr $cm_ip: the run works over $cm_dev (exit $rc)" \
+	cm_pair cmaddr "$cm_dev" "$cm_dev" --cm-addr "$cm_ip"
+	check "--cm-addr $cm_ip: the run works over $cm_dev (exit $crc)" \
 		json_check "$WORK/cmaddr.json" \
-		"$rc == 0 and d['device']['name'] == '$cm_dev' and r['received'] > 0" ||
+		"$crc == 0 and d['device']['name'] == '$cm_dev' and r['received'] > 0" ||
 		show "$WORK/cmaddr.err"
 else
 	not_ok "a second rxe device on $netdev's peer"
