@@ -30,7 +30,8 @@ struct sender {
 	uint64_t total;	 /* per QP; 0 = until the deadline */
 	uint64_t end_ns; /* -D: when posting stops */
 	unsigned sol_every;
-	bool mark; /* tell the receiver the warm-up is over */
+	bool mark;    /* tell the receiver the warm-up is over */
+	bool warming; /* -n: the warm-up phase, before the measured one */
 	struct txq *q;
 };
 
@@ -64,7 +65,14 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 			w->wr_id = ((uint64_t)i << WRID_QP_SHIFT) | idx;
 			w->next = NULL;
 			w->opcode = IBV_WR_SEND;
-			if (last || (s->mark && i == 0)) {
+			if (s->warming) {
+				/* The warm-up's last send on QP 0 tells the
+				 * receiver that measuring begins. */
+				if (last && i == 0) {
+					w->opcode = IBV_WR_SEND_WITH_IMM;
+					w->imm_data = CQP_IMM_MEASURE;
+				}
+			} else if (last || (s->mark && i == 0)) {
 				w->opcode = IBV_WR_SEND_WITH_IMM;
 				w->imm_data =
 				    last ? CQP_IMM_END : CQP_IMM_MEASURE;
@@ -94,18 +102,75 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 	return 0;
 }
 
+/* The queues at the start of a phase. */
+static void reset_queues(struct sender *s)
+{
+	const struct cqp_params *p = s->tx->p;
+
+	for (unsigned i = 0; i < s->tx->nqp; i++) {
+		memset(&s->q[i], 0, sizeof(s->q[i]));
+		s->q[i].sig_left = p->signal_every;
+		s->q[i].sol_left = s->sol_every;
+	}
+}
+
+/* Posts and reaps until every QP's last send of the phase is acked,
+ * metering into bw (NULL: the warm-up, not metered).  With --duration
+ * the first second is warm-up too, ended here. */
+static int pump(struct sender *s, struct cqp_bw_meter *bw, uint64_t warm_end,
+		uint64_t *now)
+{
+	struct cqp_comp *comp = s->tx->comp;
+	struct ibv_wc wc[REAP_MAX];
+	bool measuring = !warm_end;
+	unsigned done = 0;
+	int ret;
+
+	while (done < s->tx->nqp) {
+		uint64_t msgs = 0;
+
+		for (unsigned i = 0; i < s->tx->nqp; i++)
+			if ((ret = post_sends(s, i, *now)) < 0)
+				return ret;
+		ret = cqp_comp_reap(comp, wc, REAP_MAX);
+		if (ret < 0)
+			return ret;
+		*now = cqp_now_ns();
+		for (int k = 0; k < ret; k++) {
+			unsigned qi = (unsigned)(wc[k].wr_id >> WRID_QP_SHIFT);
+			struct txq *q = &s->q[qi];
+			uint64_t upto = (wc[k].wr_id & WRID_IDX_MASK) + 1;
+
+			msgs += upto - q->acked;
+			q->acked = upto;
+			if (q->done_posting && q->acked == q->posted)
+				done++;
+		}
+		if (bw && !measuring && *now >= warm_end) {
+			/* Warm-up over: measure from here. */
+			measuring = true;
+			s->mark = true;
+			cqp_comp_begin(comp);
+			cqp_bw_start(bw, *now, PEAK_INTERVAL_NS);
+			continue;
+		}
+		if (bw)
+			cqp_bw_add(bw, *now, msgs * s->size, msgs);
+		/* A UD sender's completions keep coming for a dead peer. */
+		if ((ret = cqp_comp_check_peer(comp, *now)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
 int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 		struct cqp_cost *mine, uint64_t *sent)
 {
 	const struct cqp_params *p = tx->p;
-	struct cqp_comp *comp = tx->comp;
 	struct sender s = {.tx = tx, .size = (uint32_t)size};
 	struct cqp_bw_meter bw;
 	struct cqp_bw_result res;
-	struct ibv_wc wc[REAP_MAX];
-	uint64_t now, warm_end = 0, msgs = 0;
-	bool measuring = !p->duration_s;
-	unsigned done = 0;
+	uint64_t now, warm_end = 0;
 	int ret = 0;
 
 	s.q = calloc(tx->nqp, sizeof(*s.q));
@@ -115,56 +180,34 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	 * receive queue runs dry, or sender and receiver wait on each
 	 * other. */
 	s.sol_every = p->rx_depth / 4 ? p->rx_depth / 4 : 1;
-	for (unsigned i = 0; i < tx->nqp; i++) {
-		s.q[i].sig_left = p->signal_every;
-		s.q[i].sol_left = s.sol_every;
-	}
+	reset_queues(&s);
 	now = cqp_now_ns();
+	*sent = 0;
+	if (!p->duration_s && tx->warmup) {
+		/* -n: warm-up sends first, a phase of their own, so that
+		 * exactly --iters per QP are measured. */
+		s.total = tx->warmup;
+		s.warming = true;
+		if ((ret = pump(&s, NULL, 0, &now)) < 0)
+			goto out;
+		for (unsigned i = 0; i < tx->nqp; i++)
+			*sent += s.q[i].posted;
+		s.warming = false;
+		reset_queues(&s);
+	}
 	if (p->duration_s) {
 		warm_end = now + WARMUP_NS;
 		s.end_ns = warm_end + (uint64_t)p->duration_s * 1000000000ull;
 	} else {
 		s.total = p->iters;
 	}
-	cqp_comp_begin(comp);
+	cqp_comp_begin(tx->comp);
 	cqp_bw_start(&bw, now, PEAK_INTERVAL_NS);
-	while (done < tx->nqp) {
-		for (unsigned i = 0; i < tx->nqp; i++)
-			if ((ret = post_sends(&s, i, now)) < 0)
-				goto out;
-		ret = cqp_comp_reap(comp, wc, REAP_MAX);
-		if (ret < 0)
-			goto out;
-		now = cqp_now_ns();
-		msgs = 0;
-		for (int k = 0; k < ret; k++) {
-			unsigned qi = (unsigned)(wc[k].wr_id >> WRID_QP_SHIFT);
-			struct txq *q = &s.q[qi];
-			uint64_t upto = (wc[k].wr_id & WRID_IDX_MASK) + 1;
-
-			msgs += upto - q->acked;
-			q->acked = upto;
-			if (q->done_posting && q->acked == q->posted)
-				done++;
-		}
-		if (!measuring && now >= warm_end) {
-			/* Warm-up over: measure from here. */
-			measuring = true;
-			s.mark = true;
-			cqp_comp_begin(comp);
-			cqp_bw_start(&bw, now, PEAK_INTERVAL_NS);
-			continue;
-		}
-		cqp_bw_add(&bw, now, msgs * size, msgs);
-		/* A UD sender's completions keep coming for a dead peer. */
-		if ((ret = cqp_comp_check_peer(comp, now)) < 0)
-			goto out;
-	}
-	ret = 0;
-	cqp_comp_cost(comp, mine);
+	if ((ret = pump(&s, &bw, warm_end, &now)) < 0)
+		goto out;
+	cqp_comp_cost(tx->comp, mine);
 	cqp_bw_finish(&bw, &res);
 	cqp_bw_row(row, &res);
-	*sent = 0;
 	for (unsigned i = 0; i < tx->nqp; i++)
 		*sent += s.q[i].posted;
 out:

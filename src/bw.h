@@ -24,12 +24,15 @@ struct cqp_bw_tx {
 	void (*prep)(void *arg, unsigned qp, uint64_t idx, uint32_t size,
 		     struct ibv_send_wr *wr, struct ibv_sge *sge);
 	void *arg;
+	/* -n: sends per QP before the measured ones, in a phase of their
+	 * own whose last send on QP 0 carries CQP_IMM_MEASURE; 0: none. */
+	uint64_t warmup;
 };
 
-/* Sends one step of `size` bytes per message: --iters per QP, or for
- * --duration seconds after a second of warm-up.  Fills the row's
- * bandwidth figures, this side's cost and *sent (every message posted,
- * warm-up included). */
+/* Sends one step of `size` bytes per message: --iters per QP after
+ * tx->warmup, or for --duration seconds after a second of warm-up.
+ * Fills the row's bandwidth figures, this side's cost and *sent (every
+ * message posted, warm-up included). */
 int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 		struct cqp_cost *mine, uint64_t *sent);
 

@@ -62,7 +62,7 @@ const struct cqp_option cqp_options[] = {
 	{"duration", 'D', CQP_OPT_U32, OFF(duration_s), 0, 1, 86400, NULL, "SEC",
 	 "run each size for SEC seconds (after the warm-up) instead of --iters", RDMA_TOOLS, NEG},
 	{"warmup", 0, CQP_OPT_U64, OFF(warmup), 0, 0, 1000000000, NULL, "N",
-	 "exchanges before the measured ones, left out of every figure", LAT_TOOLS, NEG},
+	 "exchanges (cq_poll_bw: sends per QP, with --iters) before the measured ones, left out of every figure", LAT_TOOLS | CQP_TOOL_CQ_POLL_BW, NEG},
 	{"rtt", 0, CQP_OPT_FLAG, OFF(rtt), 0, 0, 1, NULL, NULL,
 	 "report full round trips instead of one-way latency (round trip / 2)", LAT_TOOLS, NEG},
 	{"histogram", 'H', CQP_OPT_FLAG, OFF(histogram), 0, 0, 1, NULL, NULL,
@@ -246,6 +246,10 @@ void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool)
 		p->rx_depth = 16;
 		p->warmup = 100;
 	}
+	/* -n on a fast link is milliseconds: one send queue's worth of
+	 * warm-up first (-D warms up for a second). */
+	if (tool == CQP_TOOL_CQ_POLL_BW)
+		p->warmup = 128;
 	/* A UD message is one packet: fit the smallest RoCE path MTU on
 	 * standard Ethernet. */
 	if (tool == CQP_TOOL_UD_SEND_BW)

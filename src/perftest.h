@@ -1,6 +1,7 @@
 /* What perftest would do: the settings in which a run differs from the
- * defaults of the perftest test users compare it with (perftest 4.5 and
- * 6.x agree on these), for a one-line hint under the settings. */
+ * defaults of the perftest test users compare it with (inline size and
+ * signaling, where perftest 4.5 and 6.x agree), for a one-line hint
+ * under the settings. */
 #ifndef CQP_PERFTEST_H
 #define CQP_PERFTEST_H
 

@@ -108,7 +108,7 @@ bad cq_poll_bw --post-list "" -l 64 -t 32
 bad cq_poll_bw --cq-depth "" --cq-depth 10 -t 64
 bad cq_poll_bw --bogus "" --bogus
 bad cq_poll_bw -Z "" -Z
-bad cq_poll_bw --warmup "" --warmup 5
+bad ud_send_bw --warmup "" --warmup 5
 bad cq_poll_bw host2 "" host1 host2
 bad cq_poll_bw HOST "" ""
 

@@ -212,7 +212,9 @@ static void test_latency_tool(void)
 	CHECK(p.project_bps == 100000000000ull);
 	CHECK(p.size == 2 && p.warmup == 100 && p.tx_depth == 16);
 	cqp_params_defaults(&p, CQP_TOOL_CQ_POLL_BW);
-	CHECK(p.size == 65536 && p.warmup == 0 && p.tx_depth == 128);
+	CHECK(p.size == 65536 && p.warmup == 128 && p.tx_depth == 128);
+	cqp_params_defaults(&p, CQP_TOOL_UD_SEND_BW);
+	CHECK(p.warmup == 0); /* UD counts every datagram sent */
 }
 
 static void test_help(void)

@@ -170,6 +170,17 @@ else
 	not_ok "a second rxe device on $netdev's peer"
 fi
 
+# -n on a fast link is milliseconds: cq_poll_bw warms up first, in a
+# phase of its own.  Exactly --iters are measured on both sides; rxe's
+# sent_pkts says the warm-up went out too.
+run cq_poll_bw warm "$ADDR" -n 200 --warmup 300 -q 2 -s 64
+rc=$?
+check "--warmup 300 -n 200 -q 2: 400 measured on both sides, 1000+ packets sent (exit $rc)" \
+	json_check "$WORK/warm.json" "$rc == 0 and r['iterations'] == 400 and
+		r['server']['completions'] == 400 and
+		r['client']['hw_counters']['sent_pkts'] >= 1000" ||
+	show "$WORK/warm.json" "$WORK/warm.err"
+
 # --cpu pins the benchmark thread; its watchdog (20 wakeups a second)
 # must run elsewhere.
 ncpu=$(nproc)
