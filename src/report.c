@@ -544,8 +544,9 @@ static void print_delivery(const struct cqp_report *r, const struct shape *s,
 			fprintf(out,
 				" Loss at %" PRIu64 " B: %.2f%%; the server's "
 				"receives ran out %" PRIu64
-				" times (raise --rx-depth)\n",
-				row->bytes, loss, row->rx_dry);
+				" time%s (raise --rx-depth)\n",
+				row->bytes, loss, row->rx_dry,
+				row->rx_dry == 1 ? "" : "s");
 		else
 			fprintf(out,
 				" Loss at %" PRIu64 " B: %.2f%% with receives "
