@@ -272,7 +272,9 @@ uint32_t cqp_fabric_ud_overhead(bool ethernet, bool ipv4, bool grh,
 
 bool cqp_fabric_ud_len_ok(uint32_t byte_len, uint32_t size, bool wc_grh)
 {
-	return wc_grh ? byte_len == size + 40 : byte_len == size;
+	/* Without the flag the 40 bytes of GRH room may or may not be in
+	 * the count, by provider. */
+	return byte_len == size + 40 || (!wc_grh && byte_len == size);
 }
 
 int cqp_fabric_cq_mod_ok(uint32_t count, uint32_t usec, uint16_t max_count,

@@ -86,7 +86,7 @@ uint32_t cqp_fabric_ud_overhead(bool ethernet, bool ipv4, bool grh,
 
 /* Whether a UD receive of byte_len is the message of `size` bytes: with
  * the GRH flag the length includes the 40-byte GRH; without it some
- * providers report the payload alone. */
+ * providers count the GRH room anyway and some the payload alone. */
 bool cqp_fabric_ud_len_ok(uint32_t byte_len, uint32_t size, bool wc_grh);
 
 /* --cq-mod COUNT / USEC against the device's caps (0 caps: not

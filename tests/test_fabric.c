@@ -270,7 +270,8 @@ static void test_ud_len(void)
 	CHECK(cqp_fabric_ud_len_ok(1064, 1024, true));
 	CHECK(!cqp_fabric_ud_len_ok(1024, 1024, true));
 	CHECK(cqp_fabric_ud_len_ok(1024, 1024, false));
-	CHECK(!cqp_fabric_ud_len_ok(1064, 1024, false));
+	CHECK(cqp_fabric_ud_len_ok(1064, 1024, false));
+	CHECK(!cqp_fabric_ud_len_ok(1063, 1024, false));
 	CHECK(!cqp_fabric_ud_len_ok(1000, 1024, false));
 }
 
