@@ -392,12 +392,33 @@ static const char *tool_name(const struct cqp_bench_ops *ops)
 	return cqp_tool_name(ops->tool);
 }
 
+/* --samples: a file that cannot be written is known before a server is
+ * bothered (the run opens it again, from empty). */
+static int check_samples(const struct cqp_params *p)
+{
+	FILE *f;
+
+	if (!p->samples[0])
+		return 0;
+	f = fopen(p->samples, "w");
+	if (!f)
+		return cqp_fail(CQP_E_USAGE,
+				"--samples %s: cannot write it: %s", p->samples,
+				strerror(errno));
+	fclose(f);
+	return 0;
+}
+
 static int client(const struct cqp_bench_ops *ops, struct cqp_params *p)
 {
 	struct cqp_session s;
 	struct cqp_run run = {
 	    .p = p, .s = &s, .is_client = true, .stop = &stop_flag};
-	int rc = cqp_session_connect(&s, p, ops->tool);
+	int rc = check_samples(p);
+
+	if (rc < 0)
+		return rc;
+	rc = cqp_session_connect(&s, p, ops->tool);
 
 	if (rc < 0) {
 		cqp_session_abort(&s);

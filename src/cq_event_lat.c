@@ -133,7 +133,8 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	uint32_t imm;
 	int ret;
 
-	cqp_lat_rec_begin(&c->rec, p);
+	cqp_lat_rec_begin(&c->rec, p, size,
+			  cqp_cq_mode_name(c->rc.comp.cfg.mode));
 	for (uint64_t i = 0;; i++) {
 		bool first = i == p->warmup;
 		bool last;
@@ -163,7 +164,7 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		if ((ret = cqp_rc_post_recvs(&c->rc, 0, 1)) < 0)
 			return ret;
 		if (i >= p->warmup)
-			cqp_lat_rec_add(&c->rec, t1 - t0);
+			cqp_lat_rec_add(&c->rec, t0, t1);
 		if (last)
 			break;
 	}

@@ -1,5 +1,7 @@
 #include "measure.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,16 @@
 int cqp_lat_rec_init(struct cqp_lat_rec *r, const struct cqp_params *p)
 {
 	memset(r, 0, sizeof(*r));
+	if (p->samples[0]) {
+		r->out = fopen(p->samples, "w");
+		if (!r->out)
+			return cqp_fail(CQP_E_USAGE,
+					"--samples %s: cannot write it: %s",
+					p->samples, strerror(errno));
+		fputs("seq,scheduled_ns,posted_ns,completed_ns,latency_ns,"
+		      "bytes,mode,rate\n",
+		      r->out);
+	}
 	if (p->duration_s)
 		return 0;
 	if (cqp_samples_init(&r->samples,
@@ -23,21 +35,76 @@ int cqp_lat_rec_init(struct cqp_lat_rec *r, const struct cqp_params *p)
 void cqp_lat_rec_free(struct cqp_lat_rec *r)
 {
 	cqp_samples_free(&r->samples);
+	if (r->out)
+		fclose(r->out);
+	free(r->times);
+	r->out = NULL;
+	r->times = NULL;
 }
 
-void cqp_lat_rec_begin(struct cqp_lat_rec *r, const struct cqp_params *p)
+void cqp_lat_rec_begin(struct cqp_lat_rec *r, const struct cqp_params *p,
+		       uint64_t bytes, const char *mode)
 {
 	r->samples.n = 0;
 	r->measured = 0;
+	r->ntimes = 0;
+	r->bytes = bytes;
+	r->mode = mode;
 	r->scale = p->rtt ? 1.0 : 0.5;
 	/* A plain -n run needs only the samples. */
 	r->need_hist = p->duration_s || p->histogram || p->iters > SAMPLE_CAP;
 	cqp_hist_init(&r->hist);
 }
 
-void cqp_lat_rec_add(struct cqp_lat_rec *r, uint64_t rtt_ns)
+/* Kept for --samples; a store that cannot grow drops the file's tail
+ * (the figures keep every sample), which write_samples says. */
+static void keep_times(struct cqp_lat_rec *r, uint64_t posted, uint64_t done)
 {
+	if (r->ntimes == r->cap_times) {
+		size_t cap = r->cap_times ? 2 * r->cap_times : 4096;
+		void *t = realloc(r->times, cap * sizeof(*r->times));
+
+		if (!t)
+			return;
+		r->times = t;
+		r->cap_times = cap;
+	}
+	r->times[r->ntimes][0] = posted;
+	r->times[r->ntimes][1] = done;
+	r->ntimes++;
+}
+
+/* Closed loop: the schedule is the post, and there is no rate. */
+static int write_samples(struct cqp_lat_rec *r)
+{
+	for (size_t i = 0; i < r->ntimes; i++) {
+		uint64_t t0 = r->times[i][0], t1 = r->times[i][1];
+
+		fprintf(r->out,
+			"%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f,%" PRIu64
+			",%s,\n",
+			i, t0, t0, t1, (double)(t1 - t0) * r->scale, r->bytes,
+			r->mode ? r->mode : "");
+	}
+	if (fflush(r->out) || ferror(r->out))
+		return cqp_fail(CQP_E_SYS, "--samples: writing: %s",
+				strerror(errno));
+	if (r->ntimes < r->measured)
+		return cqp_fail(CQP_E_NOMEM,
+				"--samples: no memory for %" PRIu64
+				" samples' times",
+				r->measured);
+	return 0;
+}
+
+void cqp_lat_rec_add(struct cqp_lat_rec *r, uint64_t posted_ns,
+		     uint64_t done_ns)
+{
+	uint64_t rtt_ns = done_ns - posted_ns;
 	double ns = (double)rtt_ns * r->scale;
+
+	if (r->out)
+		keep_times(r, posted_ns, done_ns);
 
 	r->measured++;
 	if (r->samples.cap)
@@ -50,7 +117,10 @@ int cqp_lat_rec_finish(struct cqp_lat_rec *r, const struct cqp_params *p,
 		       struct cqp_row *row)
 {
 	struct cqp_summary sum;
+	int rc;
 
+	if (r->out && (rc = write_samples(r)) < 0)
+		return rc;
 	/* Exact percentiles when every sample was kept; else the histogram,
 	 * whose bound cqperf(7) documents. */
 	if (r->samples.cap && r->samples.n == r->measured)

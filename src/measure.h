@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "bench.h"
 #include "report.h"
@@ -19,15 +20,25 @@ struct cqp_lat_rec {
 	bool need_hist;
 	uint64_t measured;
 	double scale; /* 0.5: one-way from a round trip; 1.0 with --rtt */
+	/* --samples: the step's posted and completed times, written to out
+	 * when the step ends (not while it is timed). */
+	FILE *out;
+	uint64_t (*times)[2];
+	size_t ntimes, cap_times;
+	uint64_t bytes;
+	const char *mode;
 };
 
-/* Client side: allocates the sample store for p->iters. */
+/* Client side: allocates the sample store for p->iters and opens
+ * --samples (a file that cannot be written is CQP_E_USAGE). */
 int cqp_lat_rec_init(struct cqp_lat_rec *r, const struct cqp_params *p);
 void cqp_lat_rec_free(struct cqp_lat_rec *r);
-/* Forgets the last step's figures. */
-void cqp_lat_rec_begin(struct cqp_lat_rec *r, const struct cqp_params *p);
-/* One measured round trip, in nanoseconds. */
-void cqp_lat_rec_add(struct cqp_lat_rec *r, uint64_t rtt_ns);
+/* Forgets the last step's figures; the step sends `bytes` in `mode`. */
+void cqp_lat_rec_begin(struct cqp_lat_rec *r, const struct cqp_params *p,
+		       uint64_t bytes, const char *mode);
+/* One measured round trip: posted and completed, in nanoseconds. */
+void cqp_lat_rec_add(struct cqp_lat_rec *r, uint64_t posted_ns,
+		     uint64_t done_ns);
 /* The step's summary (and, with -H, its histogram) into row. */
 int cqp_lat_rec_finish(struct cqp_lat_rec *r, const struct cqp_params *p,
 		       struct cqp_row *row);

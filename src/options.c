@@ -63,6 +63,8 @@ const struct cqp_option cqp_options[] = {
 	 "run each size for SEC seconds (after the warm-up) instead of --iters", RDMA_TOOLS, NEG},
 	{"warmup", 0, CQP_OPT_U64, OFF(warmup), 0, 0, 1000000000, NULL, "N",
 	 "exchanges (cq_poll_bw: sends per QP, with --iters) before the measured ones, left out of every figure", LAT_TOOLS | CQP_TOOL_CQ_POLL_BW, NEG},
+	{"samples", 0, CQP_OPT_STR, OFF(samples), sizeof(((struct cqp_params *)0)->samples), 0, 0, NULL, "FILE",
+	 "client: write every measured latency sample to FILE as CSV (seq, scheduled, posted and completed ns, latency, size, mode)", LAT_TOOLS, 0},
 	{"rtt", 0, CQP_OPT_FLAG, OFF(rtt), 0, 0, 1, NULL, NULL,
 	 "report full round trips instead of one-way latency (round trip / 2)", LAT_TOOLS, NEG},
 	{"histogram", 'H', CQP_OPT_FLAG, OFF(histogram), 0, 0, 1, NULL, NULL,

@@ -48,6 +48,8 @@ struct cqp_params {
 	bool rtt;	      /* latency as round trips, not one-way */
 	bool histogram;	      /* ASCII latency histogram per row */
 	uint64_t project_bps; /* 0 = no load projection */
+	char cm_addr[256];    /* RDMA CM's address of the server ("": host) */
+	char samples[256];    /* --samples FILE: every latency sample, CSV */
 
 	/* Negotiated: the client sends these, the server adopts them. */
 	uint64_t size;
@@ -82,7 +84,6 @@ struct cqp_params {
 	bool verify;	   /* payloads carry a checked pattern and sequence */
 	bool rdma_cm;	   /* UD path through RDMA CM instead of the oob */
 	char mcast[64];	   /* "" = unicast, else the group's GID */
-	char cm_addr[256]; /* RDMA CM's address of the server ("": host) */
 	uint32_t retry_us; /* ud_send_lat: deadline of one exchange */
 	/* cm_event_stress */
 	uint32_t connections;

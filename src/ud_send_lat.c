@@ -210,11 +210,12 @@ static int wait_pong(struct lat_ctx *c, uint32_t imm, uint32_t size,
 	}
 }
 
-/* One exchange, retried until a pong comes back; returns its round trip
- * and counts the tries that were lost. */
+/* One exchange, retried until a pong comes back; returns when the try
+ * that came back was posted and its round trip, and counts the tries that
+ * were lost. */
 static int exchange(struct cqp_run *run, struct lat_ctx *c, unsigned qp,
-		    uint32_t size, uint32_t flags, uint64_t *rtt,
-		    uint64_t *lost)
+		    uint32_t size, uint32_t flags, uint64_t *posted,
+		    uint64_t *rtt, uint64_t *lost)
 {
 	const struct cqp_params *p = run->p;
 	uint32_t retry_ms = (p->retry_us + 999) / 1000;
@@ -236,6 +237,7 @@ static int exchange(struct cqp_run *run, struct lat_ctx *c, unsigned qp,
 			return rc;
 		if (rc == 1) {
 			*rtt = cqp_now_ns() - t0;
+			*posted = t0;
 			return cqp_ud_recv_flush(&c->ud);
 		}
 		if ((rc = cqp_ud_recv_flush(&c->ud)) < 0)
@@ -257,12 +259,13 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	uint64_t end_ns = 0, lost = 0, warm_lost = 0;
 	int rc;
 
-	cqp_lat_rec_begin(&c->rec, p);
+	cqp_lat_rec_begin(&c->rec, p, size,
+			  cqp_cq_mode_name(c->ud.comp.cfg.mode));
 	cqp_ud_recv_begin(&c->ud);
 	for (uint64_t i = 0;; i++) {
 		bool first = i == p->warmup;
 		bool last;
-		uint64_t rtt = 0;
+		uint64_t rtt = 0, posted = 0;
 
 		if (first) {
 			warm_lost = lost;
@@ -276,11 +279,11 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 				     : i + 1 == p->warmup + p->iters;
 		rc = exchange(run, c, (unsigned)(i % c->ud.nqp), (uint32_t)size,
 			      (last ? TAG_END : 0) | (first ? TAG_MEASURE : 0),
-			      &rtt, &lost);
+			      &posted, &rtt, &lost);
 		if (rc < 0)
 			return rc;
 		if (i >= p->warmup)
-			cqp_lat_rec_add(&c->rec, rtt);
+			cqp_lat_rec_add(&c->rec, posted, posted + rtt);
 		if (last)
 			break;
 	}

@@ -118,6 +118,7 @@ bad cq_event_lat --project 1000..10000000000000 --project 999
 bad cq_event_lat --project 1000..10000000000000 --project 99999999999999999999t
 bad cq_event_lat --idle-sec 1..3600 --idle-sec 0
 bad cq_event_lat --warmup 0..1000000000 --warmup -1
+bad cq_event_lat --samples "" --samples /nonexistent/dir/f 127.0.0.1
 bad cq_event_lat --duration 1..86400 -D 0
 bad cq_event_lat --cq-mode "poll, event or hybrid" --cq-mode=busy
 bad cq_event_lat --rtt "" --rtt=yes

@@ -158,4 +158,25 @@ done
 stop_server
 check "--solicited -a: ten runs end without a stall ($stalls stalled)" \
 	test "$stalls" -eq 0 || show "$WORK"/sol-*.err
+# --samples: every measured sample, from which the reported percentiles
+# come out again exactly (samples_match, lib.sh).
+port=$(next_port)
+start_server cq_event_lat:samples "$port" --timeout 20 || not_ok "samples: server listens"
+"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 -n 200 \
+	--compare-modes --samples "$WORK/samples.csv" --output json "$ADDR" \
+	>"$WORK/samples.json" 2>"$WORK/samples.err"
+rc=$?
+wait "$SERVER_PID"
+SERVER_PID=
+check "--samples: exit 0 (got $rc), 600 samples and a header" \
+	test "$rc" -eq 0 -a "$(wc -l <"$WORK/samples.csv")" -eq 601 ||
+	show "$WORK/samples.err"
+check "--samples: each mode's p50, p99 and max recomputed from the file are the report's" \
+	samples_match "$WORK/samples.csv" "$WORK/samples.json"
+"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --samples /nonexistent/dir/f \
+	--timeout 2 "$ADDR" >/dev/null 2>"$WORK/samples-bad.err"
+rc=$?
+check "--samples into a directory that does not exist: exit 2 (got $rc), naming --samples" \
+	eval 'test $rc -eq 2 && grep -q -- "--samples /nonexistent/dir/f" "$WORK/samples-bad.err"' ||
+	show "$WORK/samples-bad.err"
 finish

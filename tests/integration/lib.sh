@@ -94,3 +94,34 @@ stop_server() {
 	wait "$SERVER_PID" 2>/dev/null
 	SERVER_PID=
 }
+
+# samples_match CSV JSON: a --samples file against the report: per row
+# (mode and size), nearest-rank p50 and p99 and the max recomputed from
+# the file equal the reported ones, and the file holds one line per
+# measured iteration.
+samples_match() { # samples_match CSV JSON: each row's p50, p99, max, count
+	python3 - "$1" "$2" <<'PY'
+import csv, json, math, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+doc = json.load(open(sys.argv[2]))
+def rank(p, n):
+    return min(max(math.ceil(p / 100 * n - 1e-9), 1), n)
+ok = bool(doc["results"])
+for r in doc["results"]:
+    mode = r.get("label") or doc["params"]["cq_mode"]
+    v = sorted(float(x["latency_ns"]) for x in rows
+               if x["mode"] == mode and int(x["bytes"]) == r["bytes"])
+    got = {"p50": v[rank(50, len(v)) - 1] / 1e3, "p99": v[rank(99, len(v)) - 1] / 1e3,
+           "max": v[-1] / 1e3}
+    for k, x in got.items():
+        if abs(x - r["lat_us"][k]) > 1e-6 * max(1, x):
+            print("# %s %s: file %.6f, report %.6f" % (mode, k, x, r["lat_us"][k]))
+            ok = False
+    if len(v) != r["iterations"]:
+        print("# %s: %d samples, %d iterations" % (mode, len(v), r["iterations"]))
+        ok = False
+    if any(int(x["completed_ns"]) - int(x["posted_ns"]) <= 0 for x in rows):
+        ok = False
+sys.exit(0 if ok else 1)
+PY
+}

@@ -114,4 +114,16 @@ check "dead server: client exits 1 (got $rc) within its 3 s timeout (took $took 
 check "dead server: the message names the server that went away" \
 	grep -q "peer $ADDR:$port closed the connection" "$WORK/dead.err" ||
 	show "$WORK/dead.err"
+# --samples: the reported percentiles come out of the file again.
+port=$(next_port)
+start_server ud_send_lat:samples "$port" --timeout 20 || not_ok "samples: server listens"
+"$CQPERF_BIN/ud_send_lat" -d "$DEV" -p "$port" --timeout 20 -n 150 -s 64 \
+	--samples "$WORK/samples.csv" --output json "$ADDR" \
+	>"$WORK/samples.json" 2>"$WORK/samples.err"
+rc=$?
+wait "$SERVER_PID"
+SERVER_PID=
+check "--samples: exit 0 (got $rc); p50, p99 and max from the file are the report's" \
+	eval 'test $rc -eq 0 && samples_match "$WORK/samples.csv" "$WORK/samples.json"' ||
+	show "$WORK/samples.err"
 finish
