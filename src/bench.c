@@ -393,19 +393,17 @@ static const char *tool_name(const struct cqp_bench_ops *ops)
 }
 
 /* --samples: a file that cannot be written is known before a server is
- * bothered (the run opens it again, from empty). */
-static int check_samples(const struct cqp_params *p)
+ * bothered. */
+static int open_samples(const struct cqp_params *p, FILE **out)
 {
-	FILE *f;
-
+	*out = NULL;
 	if (!p->samples[0])
 		return 0;
-	f = fopen(p->samples, "w");
-	if (!f)
+	*out = fopen(p->samples, "w");
+	if (!*out)
 		return cqp_fail(CQP_E_USAGE,
 				"--samples %s: cannot write it: %s", p->samples,
 				strerror(errno));
-	fclose(f);
 	return 0;
 }
 
@@ -414,7 +412,7 @@ static int client(const struct cqp_bench_ops *ops, struct cqp_params *p)
 	struct cqp_session s;
 	struct cqp_run run = {
 	    .p = p, .s = &s, .is_client = true, .stop = &stop_flag};
-	int rc = check_samples(p);
+	int rc = open_samples(p, &run.samples);
 
 	if (rc < 0)
 		return rc;
@@ -428,6 +426,8 @@ static int client(const struct cqp_bench_ops *ops, struct cqp_params *p)
 		rc = run_session(ops, &run);
 	}
 	cqp_session_close(&s);
+	if (run.samples)
+		fclose(run.samples);
 	return rc;
 }
 

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "completion.h"
 #include "options.h"
@@ -31,6 +32,7 @@ struct cqp_run {
 	struct cqp_figure summary[CQP_RUN_FIGURES]; /* run-wide figures */
 	unsigned nsummary;
 	struct cqp_cost run_client, run_server; /* run_all tools' CPU */
+	FILE *samples; /* client: --samples, opened before connecting */
 };
 
 struct cqp_bench_ops {

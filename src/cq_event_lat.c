@@ -26,7 +26,7 @@ static int setup(struct cqp_run *run, void *ctx)
 	/* Both sides receive, so --solicited applies to both. */
 	ret = cqp_rc_setup(&c->rc, run, true);
 	if (ret == 0 && run->is_client)
-		ret = cqp_lat_rec_init(&c->rec, p);
+		ret = cqp_lat_rec_init(&c->rec, p, run->samples);
 	return ret;
 }
 

@@ -10,15 +10,12 @@
 
 #define SAMPLE_CAP (64u << 20) /* -n beyond this keeps a histogram only */
 
-int cqp_lat_rec_init(struct cqp_lat_rec *r, const struct cqp_params *p)
+int cqp_lat_rec_init(struct cqp_lat_rec *r, const struct cqp_params *p,
+		     FILE *samples)
 {
 	memset(r, 0, sizeof(*r));
-	if (p->samples[0]) {
-		r->out = fopen(p->samples, "w");
-		if (!r->out)
-			return cqp_fail(CQP_E_USAGE,
-					"--samples %s: cannot write it: %s",
-					p->samples, strerror(errno));
+	r->out = samples;
+	if (r->out) {
 		fputs("seq,scheduled_ns,posted_ns,completed_ns,latency_ns,"
 		      "bytes,mode,rate\n",
 		      r->out);
@@ -35,8 +32,6 @@ int cqp_lat_rec_init(struct cqp_lat_rec *r, const struct cqp_params *p)
 void cqp_lat_rec_free(struct cqp_lat_rec *r)
 {
 	cqp_samples_free(&r->samples);
-	if (r->out)
-		fclose(r->out);
 	free(r->times);
 	r->out = NULL;
 	r->times = NULL;

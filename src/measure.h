@@ -29,9 +29,11 @@ struct cqp_lat_rec {
 	const char *mode;
 };
 
-/* Client side: allocates the sample store for p->iters and opens
- * --samples (a file that cannot be written is CQP_E_USAGE). */
-int cqp_lat_rec_init(struct cqp_lat_rec *r, const struct cqp_params *p);
+/* Client side: allocates the sample store for p->iters; samples (the
+ * run's --samples file, or NULL) gets its header, then each step's
+ * samples.  The caller owns and closes it. */
+int cqp_lat_rec_init(struct cqp_lat_rec *r, const struct cqp_params *p,
+		     FILE *samples);
 void cqp_lat_rec_free(struct cqp_lat_rec *r);
 /* Forgets the last step's figures; the step sends `bytes` in `mode`. */
 void cqp_lat_rec_begin(struct cqp_lat_rec *r, const struct cqp_params *p,

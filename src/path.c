@@ -1,5 +1,8 @@
 #include "path.h"
 
+#include <netinet/in.h>
+#include <stdio.h>
+
 #include "bench.h"
 #include "error.h"
 #include "fabric.h"
@@ -34,6 +37,18 @@ static int agree(struct cqp_dev *d, struct cqp_run *run, bool rc_qps,
 	d->pkey_index = (uint16_t)p->pkey_index;
 	d->info.path_mtu = *mtu;
 	d->info.grh = d->grh;
+	if (!rc_qps) {
+		const char *wire;
+
+		if (p->mcast[0] &&
+		    (rc = cqp_fabric_mcast_ok(mine.ethernet, d->info.name)) < 0)
+			return rc;
+		d->info.wire_overhead = cqp_fabric_ud_overhead(
+		    mine.ethernet,
+		    IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)d->gid.raw),
+		    d->grh, &wire);
+		snprintf(d->info.wire, sizeof(d->info.wire), "%s", wire);
+	}
 	return 0;
 }
 

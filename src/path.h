@@ -10,9 +10,11 @@
 struct cqp_dev;
 struct cqp_run;
 
-/* On success the device is open and run->dev describes it and the path;
- * *mtu is the agreed path MTU in bytes.  On failure the device is closed
- * again.  rc_qps: the tool connects RC QPs by hand (else UD). */
+/* On success the device is open and run->dev describes it and the path
+ * (for UD also what a packet carries on the wire, and --mcast is checked
+ * against the link); *mtu is the agreed path MTU in bytes.  On failure the
+ * device is closed again.  rc_qps: the tool connects RC QPs by hand (else
+ * UD). */
 int cqp_path_open(struct cqp_dev *d, struct cqp_run *run, bool rc_qps,
 		  uint32_t *mtu);
 

@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -540,23 +539,7 @@ int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
 	if (rc < 0)
 		return rc;
 	ud->dev_open = true;
-	if (p->mcast[0] &&
-	    (rc = cqp_fabric_mcast_ok(ud->dev.port_attr.link_layer ==
-					  IBV_LINK_LAYER_ETHERNET,
-				      ud->dev.info.name)) < 0)
-		return rc;
 	ud->payload_max = mtu;
-	{
-		const char *wire;
-		bool eth =
-		    ud->dev.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
-
-		run->dev.wire_overhead = cqp_fabric_ud_overhead(
-		    eth,
-		    IN6_IS_ADDR_V4MAPPED((struct in6_addr *)ud->dev.gid.raw),
-		    ud->dev.grh, &wire);
-		snprintf(run->dev.wire, sizeof(run->dev.wire), "%s", wire);
-	}
 	if (!p->all && p->size > ud->payload_max)
 		return cqp_fail(CQP_E_USAGE,
 				"--size %llu exceeds the UD path MTU of %u "

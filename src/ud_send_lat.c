@@ -46,7 +46,7 @@ static int setup(struct cqp_run *run, void *ctx)
 	if (!run->is_client && drop)
 		c->drop_every = strtoull(drop, NULL, 10);
 	if (rc == 0 && run->is_client)
-		rc = cqp_lat_rec_init(&c->rec, run->p);
+		rc = cqp_lat_rec_init(&c->rec, run->p, run->samples);
 	/* Unsignaled sends of every QP together stay under half the send
 	 * queue, so a full queue always holds a signaled one to wait for. */
 	if (rc < 0)

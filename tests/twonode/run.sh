@@ -26,6 +26,14 @@ port_of() { # the OOB (and RDMA CM) port of each tool's server
 	tclass-rc) echo 18717 ;; tclass-ud) echo 18718 ;;
 	esac
 }
+# tool_of NAME: the binary of a server/client pair that is not a tool's
+# own (the --tclass checks), else NAME itself.
+tool_of() {
+	case $1 in
+	tclass-rc) echo cq_poll_bw ;; tclass-ud) echo ud_send_bw ;;
+	*) echo "$1" ;;
+	esac
+}
 # tool_args TOOL client|server: its arguments, one a line.
 tool_args() {
 	# cm_event_stress finds its device through RDMA CM.
@@ -75,8 +83,7 @@ if [ "${1:-}" = --guest-server ]; then
 	# --tclass: the TOS byte of every RoCE v2 packet, counted on the
 	# client's wire.
 	for t in tclass-rc tclass-ud; do
-		tool=cq_poll_bw
-		[ "$t" = tclass-ud ] && tool=ud_send_bw
+		tool=$(tool_of "$t")
 		"$bin/$tool" -d "${CQPERF_RXE_DEV:-rxe0}" -p "$(port_of "$t")" \
 			--timeout 60 --output json >"$out/$t.server.json" \
 			2>"$out/$t.server.err" &
@@ -135,8 +142,7 @@ if [ "${1:-}" = --guest-client ]; then
 	echo "# cq_poll_bw -m 2048 exited $r"
 	[ "$r" -eq 2 ] || rc=1
 	for t in tclass-rc tclass-ud; do
-		tool=cq_poll_bw
-		[ "$t" = tclass-ud ] && tool=ud_send_bw
+		tool=$(tool_of "$t")
 		python3 "$(dirname "$0")/roce-tos.py" 120 eth0 >"$out/$t.tos" \
 			2>"$out/$t.tos.err" &
 		sniffer=$!
