@@ -112,6 +112,7 @@ static void encode_results(const struct cqp_row *row,
 	cqp_kv_add_u64(w, "has_lat", row->has_lat);
 	cqp_lat_encode(&row->lat_us, w);
 	cqp_delivery_encode(row, w);
+	cqp_open_loop_encode(row, w);
 }
 
 static int decode_results(struct cqp_row *row, struct cqp_cost *theirs,
@@ -122,7 +123,8 @@ static int decode_results(struct cqp_row *row, struct cqp_cost *theirs,
 
 	if (rc < 0)
 		return rc;
-	if ((rc = cqp_delivery_decode(row, text, len)) < 0)
+	if ((rc = cqp_delivery_decode(row, text, len)) < 0 ||
+	    (rc = cqp_open_loop_decode(row, text, len)) < 0)
 		return rc;
 	if ((rc = cqp_kv_get_u64(text, len, "has_bw", &has_bw)) < 0 ||
 	    (rc = cqp_kv_get_u64(text, len, "has_lat", &has_lat)) < 0)

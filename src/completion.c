@@ -521,6 +521,18 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 	}
 }
 
+int cqp_comp_poll(struct cqp_comp *c, struct ibv_wc *wc, int max)
+{
+	int n;
+
+	if (c->cfg.stop && *c->cfg.stop)
+		return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
+	n = poll_pass(c, wc, max);
+	if (n == 0)
+		c->after_wake = false;
+	return n < 0 ? completion_failed(c, n) : n ? found(c, n) : 0;
+}
+
 /* For a wait on our own sends: poll instead of sleeping on a channel
  * armed for solicited events only (polling keeps the deadline and the
  * look at the peer).  Returns the mode to restore. */

@@ -97,6 +97,11 @@ int cqp_comp_moderate(struct cqp_comp *c, uint32_t count, uint32_t usec);
  * completion for cfg.timeout_ms is CQP_E_TIMEOUT; *cfg.stop set is
  * CQP_E_INTERRUPTED. */
 int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max);
+/* One pass over the CQs, never waiting: 0 when nothing was there.  For
+ * loops that must act at a time of their own (an open-loop sender's
+ * schedule); they keep their own deadline and look at the peer with
+ * cqp_comp_check_peer. */
+int cqp_comp_poll(struct cqp_comp *c, struct ibv_wc *wc, int max);
 /* The same for completions that raise no solicited event (our own
  * sends): armed for solicited events only (--solicited), a sleep would
  * last until the deadline, so it spins instead. */

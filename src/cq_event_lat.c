@@ -1,9 +1,11 @@
 /* cq_event_lat: RC ping-pong latency when each side waits for its
  * completions by polling, by completion events or by a hybrid, and what
  * each strategy costs in CPU and wakeups. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrival.h"
 #include "bench.h"
 #include "error.h"
 #include "measure.h"
@@ -15,6 +17,12 @@ struct lat_ctx {
 	struct cqp_rc rc;
 	struct cqp_lat_rec rec;
 	uint32_t outstanding; /* sends not yet completed */
+	/* Client, open loop: each request in flight, by sequence % window. */
+	uint64_t (*slot)[2]; /* scheduled and posted ns */
+	/* Server: requests received and not yet echoed (their immediate
+	 * data), oldest first. */
+	uint32_t *pending;
+	uint32_t cap; /* of either: the requests that can be in flight */
 };
 
 static int setup(struct cqp_run *run, void *ctx)
@@ -27,7 +35,18 @@ static int setup(struct cqp_run *run, void *ctx)
 	ret = cqp_rc_setup(&c->rc, run, true);
 	if (ret == 0 && run->is_client)
 		ret = cqp_lat_rec_init(&c->rec, p, run->samples);
-	return ret;
+	if (ret < 0)
+		return ret;
+	/* A request needs a send and a receive on both sides. */
+	c->cap = p->tx_depth < p->rx_depth ? p->tx_depth : p->rx_depth;
+	if (run->is_client)
+		c->slot = calloc(c->cap, sizeof(*c->slot));
+	else
+		c->pending = calloc(p->rx_depth, sizeof(*c->pending));
+	if (!c->slot && !c->pending)
+		return cqp_fail(CQP_E_NOMEM, "no memory for %u requests",
+				c->cap);
+	return 0;
 }
 
 static void teardown(struct cqp_run *run, void *ctx)
@@ -35,6 +54,8 @@ static void teardown(struct cqp_run *run, void *ctx)
 	struct lat_ctx *c = ctx;
 
 	(void)run;
+	free(c->slot);
+	free(c->pending);
 	cqp_lat_rec_free(&c->rec);
 	cqp_rc_teardown(&c->rc);
 }
@@ -175,19 +196,172 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	return cqp_lat_rec_finish(&c->rec, p, row);
 }
 
-/* Echo every ping until the client's last one. */
+/* The immediate data of request seq: the step's marks, else its
+ * sequence number (never a mark). */
+static uint32_t request_imm(uint64_t seq, bool first, bool last)
+{
+	if (last)
+		return CQP_IMM_END;
+	if (first)
+		return CQP_IMM_MEASURE;
+	return (uint32_t)(seq & 0x7fffffffu);
+}
+
+/* Open loop: requests go out when the schedule says, up to the window,
+ * whether or not replies came back; each is timed from when it was due
+ * (response time) and from its post (service time).  RC keeps order, so
+ * the k-th reply answers the k-th request. */
+static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
+			   uint64_t size, struct cqp_row *row,
+			   struct cqp_cost *mine)
+{
+	const struct cqp_params *p = run->p;
+	uint64_t timeout_ns = (uint64_t)p->timeout_s * 1000000000ull;
+	uint64_t sent = 0, done = 0, late = 0, end_ns = 0, due, heard;
+	struct cqp_arrivals a;
+	struct ibv_wc wc[REAP_MAX];
+	bool ending = false, late_marked = false;
+	double cv;
+	int ret;
+
+	cqp_lat_rec_begin(&c->rec, p, size,
+			  cqp_cq_mode_name(c->rc.comp.cfg.mode));
+	heard = cqp_now_ns();
+	cqp_arrivals_init(&a, p->arrival, p->burst, p->rate, heard,
+			  heard ^ (uint64_t)c->rc.qps[0]->qp_num << 32);
+	due = cqp_arrivals_next(&a);
+	while (!ending || done < sent) {
+		uint64_t now = cqp_now_ns();
+		unsigned reposts = 0;
+		int n;
+
+		while (!ending && due <= now) {
+			bool first = sent == p->warmup, last;
+
+			if (sent - done >= c->cap || c->outstanding >= c->cap) {
+				/* Due but no room: it goes late, from the
+				 * schedule all the same. */
+				late += !late_marked && sent >= p->warmup;
+				late_marked = true;
+				break;
+			}
+			if (first) {
+				cqp_comp_begin(&c->rc.comp);
+				cqp_arrivals_mark(&a);
+				if (p->duration_s)
+					end_ns = now + (uint64_t)p->duration_s *
+							   1000000000ull;
+			}
+			last = p->duration_s
+				   ? sent >= p->warmup && now >= end_ns
+				   : sent + 1 == p->warmup + p->iters;
+			if ((ret = post_msg(
+				 c, size, request_imm(sent, first, last))) < 0)
+				return ret;
+			c->slot[sent % c->cap][0] = due;
+			c->slot[sent % c->cap][1] = now;
+			sent++;
+			late_marked = false;
+			ending = last;
+			due = cqp_arrivals_next(&a);
+			now = cqp_now_ns();
+		}
+		if ((n = cqp_comp_poll(&c->rc.comp, wc, REAP_MAX)) < 0)
+			return n;
+		if (n == 0) {
+			if (sent > done && now - heard > timeout_ns)
+				return cqp_fail(CQP_E_TIMEOUT,
+						"no reply for %u s: the peer "
+						"is gone or stalled",
+						p->timeout_s);
+			if ((ret = cqp_comp_check_peer(&c->rc.comp, now)) < 0)
+				return ret;
+			continue;
+		}
+		heard = cqp_now_ns();
+		for (int k = 0; k < n; k++) {
+			uint64_t *t;
+
+			if (!(wc[k].opcode & IBV_WC_RECV)) {
+				c->outstanding--;
+				continue;
+			}
+			if (done == sent)
+				return cqp_fail(
+				    CQP_E_PROTO,
+				    "a reply to no request arrived");
+			t = c->slot[done % c->cap];
+			if (done >= p->warmup)
+				cqp_lat_rec_add_open(&c->rec, t[0], t[1],
+						     heard);
+			done++;
+			reposts++;
+		}
+		if (reposts &&
+		    (ret = cqp_rc_post_recvs(&c->rc, 0, reposts)) < 0)
+			return ret;
+	}
+	cv = cqp_arrivals_cv(&a);
+	if ((ret = make_room(c, 1)) < 0)
+		return ret;
+	cqp_comp_cost(&c->rc.comp, mine);
+	if ((ret = cqp_lat_rec_finish(&c->rec, p, row)) < 0)
+		return ret;
+	row->late_sends = late;
+	row->arrival_cv = cv;
+	return 0;
+}
+
+/* Waits until a request is pending and the send queue has room for its
+ * echo.  Requests that arrive meanwhile queue up (open loop: several may
+ * be in flight). */
+static int take_request(struct lat_ctx *c, uint32_t tx_depth, uint32_t *head,
+			uint32_t *queued, uint32_t cap)
+{
+	struct ibv_wc wc[REAP_MAX];
+
+	while (*queued == 0 || c->outstanding >= tx_depth) {
+		/* Only sends can make room: reap them as sends. */
+		int n = *queued ? cqp_comp_reap_sends(&c->rc.comp, wc, REAP_MAX)
+				: cqp_comp_reap(&c->rc.comp, wc, REAP_MAX);
+
+		if (n < 0)
+			return n;
+		for (int k = 0; k < n; k++) {
+			if (!(wc[k].opcode & IBV_WC_RECV)) {
+				c->outstanding--;
+				continue;
+			}
+			if (*queued == cap)
+				return cqp_fail(CQP_E_PROTO,
+						"more requests arrived than "
+						"receives were posted");
+			c->pending[(*head + *queued) % cap] =
+			    wc[k].wc_flags & IBV_WC_WITH_IMM ? wc[k].imm_data
+							     : 0;
+			(*queued)++;
+		}
+	}
+	return 0;
+}
+
+/* Echo every request, in order, until the client's last one. */
 static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		      struct cqp_cost *mine)
 {
-	uint32_t imm = 0;
+	uint32_t cap = run->p->rx_depth, head = 0, queued = 0, imm = 0;
 	int ret;
 
 	cqp_comp_begin(&c->rc.comp);
 	while (imm != CQP_IMM_END) {
+		if ((ret = take_request(c, run->p->tx_depth, &head, &queued,
+					cap)) < 0)
+			return ret;
+		imm = c->pending[head];
+		head = (head + 1) % cap;
+		queued--;
 		/* Echo first: reposting is off the critical path. */
-		if ((ret = wait_recv(c, &imm)) < 0 ||
-		    (ret = make_room(c, run->p->tx_depth)) < 0 ||
-		    (ret = post_msg(c, size, imm)) < 0 ||
+		if ((ret = post_msg(c, size, imm)) < 0 ||
 		    (ret = cqp_rc_post_recvs(&c->rc, 0, 1)) < 0)
 			return ret;
 		if (imm == CQP_IMM_MEASURE)
@@ -204,6 +378,8 @@ static int run_size(struct cqp_run *run, void *ctx, uint64_t size,
 {
 	struct lat_ctx *c = ctx;
 
+	if (run->is_client && run->p->rate)
+		return run_open_client(run, c, size, row, mine);
 	if (run->is_client)
 		return run_client(run, c, size, row, mine);
 	return run_server(run, c, size, mine);

@@ -23,7 +23,10 @@ int cqp_lat_rec_init(struct cqp_lat_rec *r, const struct cqp_params *p,
 	if (p->duration_s)
 		return 0;
 	if (cqp_samples_init(&r->samples,
-			     p->iters < SAMPLE_CAP ? p->iters : SAMPLE_CAP))
+			     p->iters < SAMPLE_CAP ? p->iters : SAMPLE_CAP) ||
+	    (p->rate &&
+	     cqp_samples_init(&r->svc,
+			      p->iters < SAMPLE_CAP ? p->iters : SAMPLE_CAP)))
 		return cqp_fail(CQP_E_NOMEM, "no memory for %llu samples",
 				(unsigned long long)p->iters);
 	return 0;
@@ -32,6 +35,7 @@ int cqp_lat_rec_init(struct cqp_lat_rec *r, const struct cqp_params *p,
 void cqp_lat_rec_free(struct cqp_lat_rec *r)
 {
 	cqp_samples_free(&r->samples);
+	cqp_samples_free(&r->svc);
 	free(r->times);
 	r->out = NULL;
 	r->times = NULL;
@@ -41,19 +45,26 @@ void cqp_lat_rec_begin(struct cqp_lat_rec *r, const struct cqp_params *p,
 		       uint64_t bytes, const char *mode)
 {
 	r->samples.n = 0;
+	r->svc.n = 0;
 	r->measured = 0;
 	r->ntimes = 0;
 	r->bytes = bytes;
 	r->mode = mode;
-	r->scale = p->rtt ? 1.0 : 0.5;
+	r->rate = p->rate;
+	r->open = p->rate != 0;
+	/* A response time is a whole round trip: halving it would hide
+	 * half of a stall. */
+	r->scale = p->rtt || r->open ? 1.0 : 0.5;
 	/* A plain -n run needs only the samples. */
 	r->need_hist = p->duration_s || p->histogram || p->iters > SAMPLE_CAP;
 	cqp_hist_init(&r->hist);
+	cqp_hist_init(&r->svc_hist);
 }
 
 /* Kept for --samples; a store that cannot grow drops the file's tail
  * (the figures keep every sample), which write_samples says. */
-static void keep_times(struct cqp_lat_rec *r, uint64_t posted, uint64_t done)
+static void keep_times(struct cqp_lat_rec *r, uint64_t sched, uint64_t posted,
+		       uint64_t done)
 {
 	if (r->ntimes == r->cap_times) {
 		size_t cap = r->cap_times ? 2 * r->cap_times : 4096;
@@ -64,22 +75,27 @@ static void keep_times(struct cqp_lat_rec *r, uint64_t posted, uint64_t done)
 		r->times = t;
 		r->cap_times = cap;
 	}
-	r->times[r->ntimes][0] = posted;
-	r->times[r->ntimes][1] = done;
+	r->times[r->ntimes][0] = sched;
+	r->times[r->ntimes][1] = posted;
+	r->times[r->ntimes][2] = done;
 	r->ntimes++;
 }
 
-/* Closed loop: the schedule is the post, and there is no rate. */
+/* Closed loop: the schedule is the post, and the rate column is empty. */
 static int write_samples(struct cqp_lat_rec *r)
 {
+	char rate[24] = "";
+
+	if (r->rate)
+		snprintf(rate, sizeof(rate), "%" PRIu64, r->rate);
 	for (size_t i = 0; i < r->ntimes; i++) {
-		uint64_t t0 = r->times[i][0], t1 = r->times[i][1];
+		uint64_t ts = r->times[i][0], t1 = r->times[i][2];
 
 		fprintf(r->out,
 			"%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f,%" PRIu64
-			",%s,\n",
-			i, t0, t0, t1, (double)(t1 - t0) * r->scale, r->bytes,
-			r->mode ? r->mode : "");
+			",%s,%s\n",
+			i, ts, r->times[i][1], t1, (double)(t1 - ts) * r->scale,
+			r->bytes, r->mode ? r->mode : "", rate);
 	}
 	if (fflush(r->out) || ferror(r->out))
 		return cqp_fail(CQP_E_SYS, "--samples: writing: %s",
@@ -99,13 +115,35 @@ void cqp_lat_rec_add(struct cqp_lat_rec *r, uint64_t posted_ns,
 	double ns = (double)rtt_ns * r->scale;
 
 	if (r->out)
-		keep_times(r, posted_ns, done_ns);
+		keep_times(r, posted_ns, posted_ns, done_ns);
 
 	r->measured++;
 	if (r->samples.cap)
 		cqp_samples_add(&r->samples, ns);
 	if (r->need_hist)
 		cqp_hist_add(&r->hist, (uint64_t)llround(ns));
+}
+
+void cqp_lat_rec_add_open(struct cqp_lat_rec *r, uint64_t sched_ns,
+			  uint64_t posted_ns, uint64_t done_ns)
+{
+	double svc = (double)(done_ns - posted_ns);
+
+	if (!r->measured)
+		r->first_sched = sched_ns;
+	r->last_done = done_ns;
+	if (r->svc.cap)
+		cqp_samples_add(&r->svc, svc);
+	if (r->need_hist)
+		cqp_hist_add(&r->svc_hist, done_ns - posted_ns);
+	if (r->out)
+		keep_times(r, sched_ns, posted_ns, done_ns);
+	/* Every sample of the step is kept or none: keep_times is done. */
+	r->measured++;
+	if (r->samples.cap)
+		cqp_samples_add(&r->samples, (double)(done_ns - sched_ns));
+	if (r->need_hist)
+		cqp_hist_add(&r->hist, done_ns - sched_ns);
 }
 
 int cqp_lat_rec_finish(struct cqp_lat_rec *r, const struct cqp_params *p,
@@ -125,6 +163,23 @@ int cqp_lat_rec_finish(struct cqp_lat_rec *r, const struct cqp_params *p,
 	row->has_lat = true;
 	row->iterations = r->measured;
 	cqp_summary_ns_to_us(&sum, &row->lat_us);
+	if (r->open) {
+		if (r->svc.cap && r->svc.n == r->measured)
+			cqp_samples_summary(&r->svc, &sum);
+		else
+			cqp_hist_summary(&r->svc_hist, &sum);
+		row->open_loop = true;
+		row->offered_rate = (double)r->rate;
+		/* Answered requests over the time from the first one's due
+		 * time to the last reply: a service that falls behind shows
+		 * it, a late start (the warm-up's tail) does not. */
+		row->achieved_rate =
+		    r->measured && r->last_done > r->first_sched
+			? (double)r->measured * 1e9 /
+			      (double)(r->last_done - r->first_sched)
+			: NAN;
+		cqp_summary_ns_to_us(&sum, &row->service_lat_us);
+	}
 	if (p->histogram) {
 		/* The row outlives this step and the binary's context. */
 		row->hist = malloc(sizeof(*row->hist));

@@ -20,13 +20,20 @@ struct cqp_lat_rec {
 	bool need_hist;
 	uint64_t measured;
 	double scale; /* 0.5: one-way from a round trip; 1.0 with --rtt */
-	/* --samples: the step's posted and completed times, written to out
-	 * when the step ends (not while it is timed). */
+	/* Open loop (--rate): samples count from the schedule (response
+	 * time, a whole round trip); these from the post (service time). */
+	bool open;
+	struct cqp_samples svc;
+	struct cqp_hist svc_hist;
+	uint64_t first_sched, last_done;
+	/* --samples: the step's scheduled, posted and completed times,
+	 * written to out when the step ends (not while it is timed). */
 	FILE *out;
-	uint64_t (*times)[2];
+	uint64_t (*times)[3];
 	size_t ntimes, cap_times;
 	uint64_t bytes;
 	const char *mode;
+	uint64_t rate;
 };
 
 /* Client side: allocates the sample store for p->iters; samples (the
@@ -41,6 +48,9 @@ void cqp_lat_rec_begin(struct cqp_lat_rec *r, const struct cqp_params *p,
 /* One measured round trip: posted and completed, in nanoseconds. */
 void cqp_lat_rec_add(struct cqp_lat_rec *r, uint64_t posted_ns,
 		     uint64_t done_ns);
+/* One open-loop request: when it was due, posted and answered. */
+void cqp_lat_rec_add_open(struct cqp_lat_rec *r, uint64_t sched_ns,
+			  uint64_t posted_ns, uint64_t done_ns);
 /* The step's summary (and, with -H, its histogram) into row. */
 int cqp_lat_rec_finish(struct cqp_lat_rec *r, const struct cqp_params *p,
 		       struct cqp_row *row);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrival.h"
 #include "error.h"
 #include "kv.h"
 
@@ -35,6 +36,8 @@ static const char *const cm_mode_words[] = {"block", "nonblock", "batch", NULL};
 /* In the order of enum cqp_clock_mode. */
 static const char *const clock_words[] = {"auto", "tsc", "monotonic",
 					  "force-tsc", NULL};
+/* In the order of enum cqp_arrival_kind; burst takes ":N". */
+static const char *const arrival_words[] = {"fixed", "poisson", "burst", NULL};
 #define CM CQP_TOOL_CM_EVENT_STRESS
 
 /* clang-format off */
@@ -65,6 +68,10 @@ const struct cqp_option cqp_options[] = {
 	 "exchanges (cq_poll_bw: sends per QP, with --iters) before the measured ones, left out of every figure", LAT_TOOLS | CQP_TOOL_CQ_POLL_BW, NEG},
 	{"samples", 0, CQP_OPT_STR, OFF(samples), sizeof(((struct cqp_params *)0)->samples), 0, 0, NULL, "FILE",
 	 "client: write every measured latency sample to FILE as CSV (seq, scheduled, posted and completed ns, latency, size, mode)", LAT_TOOLS, 0},
+	{"rate", 0, CQP_OPT_RATE, OFF(rate), 0, 1, 100000000, NULL, "R",
+	 "open loop: send R requests per second (k, m suffixes) on a schedule that does not wait for replies; latency counts from each request's scheduled time", CQP_TOOL_CQ_EVENT_LAT, NEG},
+	{"arrival", 0, CQP_OPT_ARRIVAL, OFF(arrival), 0, 1, 32768, arrival_words, "KIND",
+	 "with --rate: when requests are due: fixed (every 1/R s), poisson (exponential gaps) or burst:N (N at once every N/R s)", CQP_TOOL_CQ_EVENT_LAT, NEG},
 	{"rtt", 0, CQP_OPT_FLAG, OFF(rtt), 0, 0, 1, NULL, NULL,
 	 "report full round trips instead of one-way latency (round trip / 2)", LAT_TOOLS, NEG},
 	{"histogram", 'H', CQP_OPT_FLAG, OFF(histogram), 0, 0, 1, NULL, NULL,
@@ -168,7 +175,7 @@ const struct cqp_option cqp_options[] = {
 /* clang-format on */
 
 /* The parser's per-option arrays live on the stack, sized by this. */
-enum { MAXOPT = 64 };
+enum { MAXOPT = 96 };
 _Static_assert(sizeof(cqp_options) / sizeof(cqp_options[0]) <= MAXOPT + 1,
 	       "the option table outgrew cqp_params_parse's arrays");
 
@@ -235,6 +242,7 @@ void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool)
 	p->spin_us = 50;
 	p->qkey = CQP_DEFAULT_QKEY;
 	p->retry_us = 100000;
+	p->burst = 1;
 	p->connections = 100;
 	p->concurrency = 16;
 	p->rounds = 1;
@@ -377,6 +385,12 @@ static void format_range(const struct cqp_option *o, char *buf, size_t cap)
 				      o->words[i]);
 		return;
 	}
+	if (o->type == CQP_OPT_ARRIVAL) {
+		snprintf(buf, cap,
+			 "fixed, poisson or burst:%" PRId64 "..%" PRIu64,
+			 o->min, o->max);
+		return;
+	}
 	if (o->type == CQP_OPT_SIZE) {
 		format_size((uint64_t)o->min, lo, sizeof(lo));
 		format_size(o->max, hi, sizeof(hi));
@@ -407,10 +421,9 @@ static int set_number(const struct cqp_option *o, struct cqp_params *p,
 		return bad_value(o, val, "is out of range");
 	if (o->type == CQP_OPT_RATE) {
 		if (parse_rate(val, &v) < 0)
-			return bad_value(
-			    o, val,
-			    "is not a rate (a whole number of "
-			    "bit/s, optionally with k, m, g or t)");
+			return bad_value(o, val,
+					 "is not a rate (a whole number, "
+					 "optionally with k, m, g or t)");
 	} else if (!neg && parse_number(val, o->type == CQP_OPT_SIZE, &v) < 0)
 		return bad_value(o, val,
 				 o->type == CQP_OPT_SIZE
@@ -459,6 +472,34 @@ static int set_cqmod(const struct cqp_option *o, struct cqp_params *p,
 	return 0;
 }
 
+/* fixed, poisson or burst:N (N in the row's range). */
+static int set_arrival(const struct cqp_option *o, struct cqp_params *p,
+		       const char *val)
+{
+	const char *colon = strchr(val, ':');
+	size_t n = colon ? (size_t)(colon - val) : strlen(val);
+	uint64_t burst = 1;
+	uint32_t kind;
+
+	for (kind = 0; o->words[kind]; kind++)
+		if (strlen(o->words[kind]) == n &&
+		    strncmp(val, o->words[kind], n) == 0)
+			break;
+	if (!o->words[kind] || (kind == CQP_ARRIVAL_BURST) != !!colon)
+		return cqp_fail(CQP_E_USAGE,
+				"--%s: '%s' is not fixed, poisson or burst:N",
+				o->name, val);
+	if (colon && (parse_number(colon + 1, false, &burst) < 0 ||
+		      burst < (uint64_t)o->min || burst > o->max))
+		return cqp_fail(CQP_E_USAGE,
+				"--%s: '%s': N of burst:N must be %" PRId64
+				"..%" PRIu64,
+				o->name, val, o->min, o->max);
+	p->arrival = kind;
+	p->burst = (uint32_t)burst;
+	return 0;
+}
+
 int cqp_option_set(const struct cqp_option *o, struct cqp_params *p,
 		   const char *val)
 {
@@ -496,6 +537,8 @@ int cqp_option_set(const struct cqp_option *o, struct cqp_params *p,
 		return 0;
 	case CQP_OPT_CQMOD:
 		return set_cqmod(o, p, val);
+	case CQP_OPT_ARRIVAL:
+		return set_arrival(o, p, val);
 	default:
 		return cqp_fail(CQP_E_USAGE, "--%s takes no value", o->name);
 	}
@@ -530,6 +573,12 @@ void cqp_option_format(const struct cqp_option *o, const struct cqp_params *p,
 	case CQP_OPT_CQMOD:
 		snprintf(buf, cap, "%" PRIu32 ",%" PRIu32, p->cq_mod_count,
 			 p->cq_mod_usec);
+		break;
+	case CQP_OPT_ARRIVAL:
+		if (p->arrival == CQP_ARRIVAL_BURST)
+			snprintf(buf, cap, "burst:%" PRIu32, p->burst);
+		else
+			snprintf(buf, cap, "%s", o->words[p->arrival]);
 		break;
 	default:
 		snprintf(buf, cap, "%s", "");
@@ -738,6 +787,11 @@ static bool is_mcast_gid(const char *text)
 
 int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
 {
+	if (p->arrival != CQP_ARRIVAL_FIXED && !p->rate)
+		return cqp_fail(CQP_E_USAGE,
+				"--arrival needs --rate: without a rate the "
+				"client sends each request when the last "
+				"reply is in (ping-pong)");
 	if (p->cm_addr[0] && !p->rdma_cm && tool != CQP_TOOL_CM_EVENT_STRESS)
 		return cqp_fail(CQP_E_USAGE,
 				"--cm-addr needs --rdma-cm: without it the "
@@ -836,6 +890,9 @@ int cqp_params_decode(struct cqp_params *p, enum cqp_tool tool,
 		if (o->type == CQP_OPT_CQMOD) {
 			p->cq_mod_count = d.cq_mod_count;
 			p->cq_mod_usec = d.cq_mod_usec;
+		} else if (o->type == CQP_OPT_ARRIVAL) {
+			p->arrival = d.arrival;
+			p->burst = d.burst;
 		} else {
 			size_t sz = o->type == CQP_OPT_FLAG  ? sizeof(bool)
 				    : o->type == CQP_OPT_STR ? o->str_cap

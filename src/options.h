@@ -58,6 +58,9 @@ struct cqp_params {
 	uint32_t duration_s; /* 0 = iteration count mode */
 	uint64_t warmup;     /* exchanges left out before measuring */
 	bool compare_modes;  /* a step per completion mode */
+	uint64_t rate;	     /* open loop: requests per second; 0 = closed */
+	uint32_t arrival;    /* enum cqp_arrival_kind */
+	uint32_t burst;	     /* --arrival burst:N */
 	uint32_t idle_sec;   /* 0 = no idle CPU measurement */
 	uint32_t tx_depth;
 	uint32_t rx_depth;
@@ -108,7 +111,8 @@ enum cqp_opt_type {
 	CQP_OPT_RATE, /* u64 bit/s with optional k/m/g/t (powers of 1000) */
 	CQP_OPT_ENUM, /* one of the words, stored as u32 index */
 	CQP_OPT_STR,
-	CQP_OPT_CQMOD, /* COUNT[,USEC] into cq_mod_count/cq_mod_usec */
+	CQP_OPT_CQMOD,	 /* COUNT[,USEC] into cq_mod_count/cq_mod_usec */
+	CQP_OPT_ARRIVAL, /* fixed|poisson|burst:N into arrival/burst */
 	CQP_OPT_HELP,
 	CQP_OPT_VERSION,
 };

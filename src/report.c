@@ -224,6 +224,7 @@ struct shape {
 	bool rx_mem;   /* some side of some row reported receive memory */
 	bool delivery; /* UD: sent against received */
 	bool lost;     /* ud_send_lat: lost exchanges */
+	bool open;     /* open loop (--rate): rates, late sends, service */
 	bool event;    /* cm_event_stress: rows are event types */
 	bool field[N_COST_FIELDS]; /* some side of some row has the figure */
 };
@@ -254,6 +255,7 @@ static struct shape report_shape(const struct cqp_report *r)
 			    (row->server.valid && row->server.has_rx_mem);
 		s.delivery |= row->has_delivery;
 		s.lost |= row->has_lost;
+		s.open |= row->open_loop;
 		s.event |= row->side[0] != '\0';
 	}
 	return s;
@@ -569,6 +571,28 @@ static void print_delivery(const struct cqp_report *r, const struct shape *s,
 		b);
 }
 
+/* ---- open loop: a rate the load did not reach ---- */
+
+static void print_open_loop(const struct cqp_report *r, FILE *out)
+{
+	for (unsigned i = 0; i < r->nrows; i++) {
+		const struct cqp_row *row = &r->rows[i];
+
+		if (!row->open_loop ||
+		    (row->late_sends == 0 &&
+		     !(row->achieved_rate < 0.98 * row->offered_rate)))
+			continue;
+		fprintf(out,
+			" Rate not reached%s%s: %.0f/s offered, %.0f/s "
+			"achieved, %" PRIu64
+			" request%s sent late (the window was full); latency "
+			"still counts from the schedule\n",
+			row->label[0] ? " in " : "", row->label,
+			row->offered_rate, row->achieved_rate, row->late_sends,
+			row->late_sends == 1 ? "" : "s");
+	}
+}
+
 /* ---- a machine busy with something else ---- */
 
 /* One line per side whose machine, in some row, was busier than this
@@ -797,6 +821,26 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 	if (cqp_perftest_diff(r->tool, p, d, hint, sizeof(hint)))
 		fprintf(out, " Unlike perftest: %s; see cqperf(7), PERFTEST\n",
 			hint);
+	if (p && p->rate) {
+		char kind[32];
+
+		cqp_option_format(cqp_option_find("arrival"), p, kind,
+				  sizeof(kind));
+		fprintf(out,
+			" Open loop: %" PRIu64 " requests/s, %s arrivals, at "
+			"most %" PRIu32 " in flight; the client polls (load), "
+			"the server reaps in %s (the service)\n",
+			p->rate, kind,
+			p->tx_depth < p->rx_depth ? p->tx_depth : p->rx_depth,
+			p->compare_modes ? "each row's mode"
+					 : cqp_cq_mode_name(p->cq_mode));
+		if (s->lat)
+			fputs(" Latency: response time = reply - scheduled "
+			      "send (a whole round trip); svc = reply - actual "
+			      "post; in usec\n",
+			      out);
+		return;
+	}
 	/* Halved or not, the figures must say which they are. */
 	if (s->lat)
 		fputs(p && p->rtt ? " Latency: full round trip, in usec\n"
@@ -833,6 +877,11 @@ static void print_human(const struct cqp_report *r, FILE *out)
 		line_cell(&l, NUM_W, "#bytes");
 		line_cell(&l, 11, "#iterations");
 	}
+	if (s.open) {
+		line_cell(&l, NUM_W, "offered/s");
+		line_cell(&l, NUM_W, "achieved/s");
+		line_cell(&l, 6, "late");
+	}
 	if (s.bw) {
 		line_cell(&l, 15,
 			  gbits ? "BW peak[Gb/sec]" : "BW peak[MB/sec]");
@@ -851,6 +900,10 @@ static void print_human(const struct cqp_report *r, FILE *out)
 		for (k = 0; k < N_LAT_FIELDS; k++)
 			line_cell(&l, max_int(NUM_W, (int)strlen(lat_heads[k])),
 				  lat_heads[k]);
+	if (s.open) {
+		line_cell(&l, NUM_W, "svc p50");
+		line_cell(&l, NUM_W, "svc p99");
+	}
 	if (s.client)
 		cost_head(&l, "client", &s);
 	if (s.server)
@@ -885,6 +938,16 @@ static void print_human(const struct cqp_report *r, FILE *out)
 			line_cell(&l, NUM_W, v);
 			snprintf(v, sizeof(v), "%" PRIu64, row->iterations);
 			line_cell(&l, 11, v);
+		}
+		if (s.open) {
+			fmt_double(v, sizeof(v), "%.0f",
+				   row->open_loop ? row->offered_rate : NAN);
+			line_cell(&l, NUM_W, v);
+			fmt_double(v, sizeof(v), "%.0f",
+				   row->open_loop ? row->achieved_rate : NAN);
+			line_cell(&l, NUM_W, v);
+			snprintf(v, sizeof(v), "%" PRIu64, row->late_sends);
+			line_cell(&l, 6, row->open_loop ? v : "-");
 		}
 		if (s.bw) {
 			/* MB = 2^20 bytes, as perftest prints. */
@@ -932,6 +995,16 @@ static void print_human(const struct cqp_report *r, FILE *out)
 				    max_int(NUM_W, (int)strlen(lat_heads[k])),
 				    v);
 			}
+		if (s.open) {
+			fmt_double(v, sizeof(v), "%.2f",
+				   row->open_loop ? row->service_lat_us.p50
+						  : NAN);
+			line_cell(&l, NUM_W, v);
+			fmt_double(v, sizeof(v), "%.2f",
+				   row->open_loop ? row->service_lat_us.p99
+						  : NAN);
+			line_cell(&l, NUM_W, v);
+		}
 		if (s.client)
 			cost_cells(&l, &row->client, &s, row);
 		if (s.server)
@@ -942,6 +1015,7 @@ static void print_human(const struct cqp_report *r, FILE *out)
 	}
 	rule(out, width);
 	print_noise(r, out);
+	print_open_loop(r, out);
 	print_delivery(r, &s, out);
 	print_summary(r, out);
 	print_run_cost(r, out);
@@ -1069,6 +1143,16 @@ static void json_summary(struct cqp_json *j, const struct cqp_report *r)
 	cqp_json_obj_end(j);
 }
 
+static void json_lat(struct cqp_json *j, const char *key,
+		     const struct cqp_summary *s)
+{
+	cqp_json_obj_begin(j, key);
+	for (size_t k = 0; k < N_LAT_FIELDS; k++)
+		cqp_json_double(j, lat_fields[k].key,
+				lat_value(s, &lat_fields[k]));
+	cqp_json_obj_end(j);
+}
+
 static void json_params(struct cqp_json *j, const struct cqp_report *r)
 {
 	const struct cqp_params *p = r->params;
@@ -1138,7 +1222,6 @@ static void print_json(const struct cqp_report *r, FILE *out)
 	const struct cqp_device_info *d = &r->dev;
 	struct cqp_json j;
 	unsigned i;
-	size_t k;
 
 	cqp_json_init(&j, out, true);
 	cqp_json_obj_begin(&j, NULL);
@@ -1209,13 +1292,15 @@ static void print_json(const struct cqp_report *r, FILE *out)
 		}
 		if (row->has_lost)
 			cqp_json_u64(&j, "lost_exchanges", row->lost);
-		if (row->has_lat) {
-			cqp_json_obj_begin(&j, "lat_us");
-			for (k = 0; k < N_LAT_FIELDS; k++)
-				cqp_json_double(
-				    &j, lat_fields[k].key,
-				    lat_value(&row->lat_us, &lat_fields[k]));
-			cqp_json_obj_end(&j);
+		if (row->has_lat)
+			json_lat(&j, "lat_us", &row->lat_us);
+		if (row->open_loop) {
+			cqp_json_double(&j, "offered_rate", row->offered_rate);
+			cqp_json_double(&j, "achieved_rate",
+					row->achieved_rate);
+			cqp_json_u64(&j, "late_sends", row->late_sends);
+			cqp_json_double(&j, "arrival_cv", row->arrival_cv);
+			json_lat(&j, "service_lat_us", &row->service_lat_us);
 		}
 		if (r->params && r->params->histogram && row->hist)
 			json_hist(&j, row->hist);
@@ -1359,6 +1444,26 @@ static void csv_run_cost(FILE *out, const char *side, const struct cqp_cost *c)
 	fputc('\n', out);
 }
 
+static void csv_open_loop(FILE *out, const struct cqp_row *row)
+{
+	if (!row->open_loop) {
+		for (size_t k = 0; k < 4 + N_LAT_FIELDS; k++)
+			fputc(',', out);
+		return;
+	}
+	fputc(',', out);
+	csv_double(out, row->offered_rate);
+	fputc(',', out);
+	csv_double(out, row->achieved_rate);
+	fprintf(out, ",%" PRIu64 ",", row->late_sends);
+	csv_double(out, row->arrival_cv);
+	for (size_t k = 0; k < N_LAT_FIELDS; k++) {
+		fputc(',', out);
+		csv_double(out,
+			   lat_value(&row->service_lat_us, &lat_fields[k]));
+	}
+}
+
 static void print_csv(const struct cqp_report *r, FILE *out)
 {
 	struct shape s = report_shape(r);
@@ -1381,6 +1486,11 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 	if (s.lat)
 		for (k = 0; k < N_LAT_FIELDS; k++)
 			fprintf(out, ",lat_us_%s", lat_fields[k].key);
+	if (s.open) {
+		fputs(",offered_rate,achieved_rate,late_sends,arrival_cv", out);
+		for (k = 0; k < N_LAT_FIELDS; k++)
+			fprintf(out, ",service_lat_us_%s", lat_fields[k].key);
+	}
 	if (s.client)
 		csv_cost_head(out, "client", &s);
 	if (s.server)
@@ -1441,6 +1551,8 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 						   lat_value(&row->lat_us,
 							     &lat_fields[k]));
 			}
+		if (s.open)
+			csv_open_loop(out, row);
 		if (s.client)
 			csv_cost(out, &row->client, &s, row);
 		if (s.server)
@@ -1562,6 +1674,39 @@ int cqp_delivery_decode(struct cqp_row *row, const char *text, size_t len)
 		else
 			row->has_delivery = true;
 	}
+	return 0;
+}
+
+void cqp_open_loop_encode(const struct cqp_row *row, struct cqp_kv_writer *w)
+{
+	if (!row->open_loop)
+		return;
+	cqp_kv_add_u64(w, "open_loop", 1);
+	cqp_kv_add_double(w, "offered_rate", row->offered_rate);
+	cqp_kv_add_double(w, "achieved_rate", row->achieved_rate);
+	cqp_kv_add_double(w, "arrival_cv", row->arrival_cv);
+	cqp_kv_add_u64(w, "late_sends", row->late_sends);
+	lat_encode_as(&row->service_lat_us, "service_", w);
+}
+
+int cqp_open_loop_decode(struct cqp_row *row, const char *text, size_t len)
+{
+	int rc;
+
+	if (row->open_loop || !kv_has(text, len, "open_loop"))
+		return 0;
+	if ((rc = cqp_kv_get_double(text, len, "offered_rate",
+				    &row->offered_rate)) < 0 ||
+	    (rc = cqp_kv_get_double(text, len, "achieved_rate",
+				    &row->achieved_rate)) < 0 ||
+	    (rc = cqp_kv_get_double(text, len, "arrival_cv",
+				    &row->arrival_cv)) < 0 ||
+	    (rc = cqp_kv_get_u64(text, len, "late_sends", &row->late_sends)) <
+		0 ||
+	    (rc = lat_decode_as(&row->service_lat_us, "service_", text, len)) <
+		0)
+		return rc;
+	row->open_loop = true;
 	return 0;
 }
 

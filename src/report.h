@@ -76,6 +76,13 @@ struct cqp_row {
 	double msg_rate_mpps;		  /* 1e6 messages per second */
 	bool has_lat;
 	struct cqp_summary lat_us;
+	/* Open loop (--rate): lat_us is the response time, from each
+	 * request's scheduled send; service_lat_us from its actual post. */
+	bool open_loop;
+	double offered_rate, achieved_rate; /* requests per second */
+	double arrival_cv;   /* stdev / mean of the scheduled gaps */
+	uint64_t late_sends; /* due while the window was full */
+	struct cqp_summary service_lat_us;
 	/* UD delivery: what the client sent against what arrived.  Each
 	 * side fills what it knows; the results exchange merges them. */
 	bool has_delivery;
@@ -147,6 +154,11 @@ double cqp_wire_eff_pct(uint64_t bytes, uint32_t overhead);
 /* The row's delivery figures as kv, and merged back from the peer's. */
 void cqp_delivery_encode(const struct cqp_row *row, struct cqp_kv_writer *w);
 int cqp_delivery_decode(struct cqp_row *row, const char *text, size_t len);
+
+/* An open-loop row's figures (the client measured them) as kv, and
+ * adopted from the peer's record by a side that has none. */
+void cqp_open_loop_encode(const struct cqp_row *row, struct cqp_kv_writer *w);
+int cqp_open_loop_decode(struct cqp_row *row, const char *text, size_t len);
 
 /* An event row's figures as kv under prefix ("s0_"), and back. */
 void cqp_event_row_encode(const struct cqp_row *row, const char *prefix,

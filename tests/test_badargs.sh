@@ -117,6 +117,14 @@ bad cq_event_lat --project 1000..10000000000000 --project 100x
 bad cq_event_lat --project 1000..10000000000000 --project 999
 bad cq_event_lat --project 1000..10000000000000 --project 99999999999999999999t
 bad cq_event_lat --idle-sec 1..3600 --idle-sec 0
+bad cq_event_lat --rate 1..100000000 --rate 0
+bad cq_event_lat --rate 1..100000000 --rate 2x
+bad cq_event_lat --rate 1..100000000 --rate 101m
+bad cq_event_lat --arrival 1..32768 --rate 1k --arrival burst:0
+bad cq_event_lat --arrival "fixed, poisson or burst:N" --rate 1k --arrival sometimes
+bad cq_event_lat --arrival "fixed, poisson or burst:N" --rate 1k --arrival burst
+bad cq_event_lat --arrival "fixed, poisson or burst:N" --rate 1k --arrival poisson:3
+bad cq_event_lat --rate "" --arrival poisson
 bad cq_event_lat --warmup 0..1000000000 --warmup -1
 bad cq_event_lat --samples "" --samples /nonexistent/dir/f 127.0.0.1
 bad cq_event_lat --duration 1..86400 -D 0

@@ -217,6 +217,44 @@ static void test_latency_tool(void)
 	CHECK(p.warmup == 0); /* UD counts every datagram sent */
 }
 
+/* --rate and --arrival: parsed, formatted back and negotiated. */
+static void test_open_loop(void)
+{
+	struct cqp_params c, srv;
+	char a0[] = "cq_event_lat", a1[] = "--rate", a2[] = "20k",
+	     a3[] = "--arrival", a4[16], rec[2048], v[32];
+	char *argv[] = {a0, a1, a2, a3, a4, NULL};
+	struct cqp_kv_writer w;
+	const struct cqp_option *o = cqp_option_find("arrival");
+
+	snprintf(a4, sizeof(a4), "burst:32");
+	CHECK(cqp_params_parse(&c, CQP_TOOL_CQ_EVENT_LAT, 5, argv, stdout) ==
+	      0);
+	CHECK(c.rate == 20000 && c.arrival == 2 && c.burst == 32);
+	cqp_option_format(o, &c, v, sizeof(v));
+	CHECK_STR(v, "burst:32");
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_params_encode(&c, CQP_TOOL_CQ_EVENT_LAT, &w);
+	cqp_params_defaults(&srv, CQP_TOOL_CQ_EVENT_LAT);
+	CHECK(cqp_params_decode(&srv, CQP_TOOL_CQ_EVENT_LAT, w.buf, w.len) ==
+	      0);
+	CHECK(srv.rate == 20000 && srv.arrival == 2 && srv.burst == 32);
+	/* A later client without them gets the defaults back. */
+	CHECK(cqp_params_decode(&srv, CQP_TOOL_CQ_EVENT_LAT, "", 0) == 0);
+	CHECK(srv.rate == 0 && srv.arrival == 0 && srv.burst == 1);
+	snprintf(a4, sizeof(a4), "poisson");
+	CHECK(cqp_params_parse(&c, CQP_TOOL_CQ_EVENT_LAT, 5, argv, stdout) ==
+	      0);
+	cqp_option_format(o, &c, v, sizeof(v));
+	CHECK_STR(v, "poisson");
+	/* Without a rate there is no schedule to shape. */
+	CHECK(cqp_params_parse(&c, CQP_TOOL_CQ_EVENT_LAT, 1, argv, stdout) ==
+	      0);
+	c.arrival = 1;
+	CHECK(cqp_params_validate(&c, CQP_TOOL_CQ_EVENT_LAT) == -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "--arrival needs --rate") != NULL);
+}
+
 static void test_help(void)
 {
 	char *text = NULL;
@@ -262,6 +300,7 @@ int main(int argc, char **argv)
 	test_bad();
 	test_negotiation();
 	test_latency_tool();
+	test_open_loop();
 	test_help();
 	return check_done("test_options");
 }

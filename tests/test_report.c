@@ -1013,9 +1013,80 @@ static void test_accounting(void)
 	free(s);
 }
 
+/* An open-loop row in every format, and its figures over the wire. */
+static void open_loop_row(struct fixture *f)
+{
+	fixture_lat(f);
+	f->p.rate = 20000;
+	f->p.arrival = 1;
+	f->p.tx_depth = 16;
+	f->rows[0].open_loop = true;
+	f->rows[0].offered_rate = 20000;
+	f->rows[0].achieved_rate = 18000;
+	f->rows[0].late_sends = 37;
+	f->rows[0].arrival_cv = 0.97;
+	f->rows[0].service_lat_us = f->rows[0].lat_us;
+	f->rows[0].service_lat_us.p50 = 3.25;
+	f->rows[0].service_lat_us.p99 = 6.5;
+}
+
+static void test_open_loop(void)
+{
+	struct fixture f;
+	struct cqp_row back;
+	struct cqp_kv_writer w;
+	char *s, rec[4096];
+
+	open_loop_row(&f);
+	s = render(&f.r);
+	CHECK(s && strstr(s, " Open loop: 20000 requests/s, poisson arrivals, "
+			     "at most 16 in flight"));
+	CHECK(s && strstr(s, "response time = reply - scheduled send"));
+	CHECK(s && strstr(s, "offered/s") && strstr(s, "svc p99"));
+	CHECK(s && strstr(s, " Rate not reached in poll: 20000/s offered, "
+			     "18000/s "
+			     "achieved, 37 requests sent late"));
+	/* The ping-pong row has none of it. */
+	CHECK(s && strstr(s, " -  "));
+	free(s);
+	f.p.output = CQP_OUT_CSV;
+	s = render(&f.r);
+	CHECK(s && strstr(s, ",offered_rate,achieved_rate,late_sends,"
+			     "arrival_cv,service_lat_us_min"));
+	CHECK(s && strstr(s, ",20000,18000,37,0.97,"));
+	free(s);
+	if (have_python()) {
+		f.p.output = CQP_OUT_JSON;
+		s = render(&f.r);
+		CHECK(python_ok(s,
+				"r0, r1 = d['results']\n"
+				"assert d['params']['rate'] == 20000\n"
+				"assert d['params']['arrival'] == 'poisson'\n"
+				"assert r0['offered_rate'] == 20000\n"
+				"assert r0['achieved_rate'] == 18000\n"
+				"assert r0['late_sends'] == 37\n"
+				"assert r0['arrival_cv'] == 0.97\n"
+				"assert r0['service_lat_us']['p50'] == 3.25\n"
+				"assert 'service_lat_us' not in r1\n"));
+		free(s);
+	}
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_open_loop_encode(&f.rows[0], &w);
+	memset(&back, 0, sizeof(back));
+	CHECK(cqp_open_loop_decode(&back, w.buf, w.len) == 0);
+	CHECK(back.open_loop && back.late_sends == 37);
+	CHECK(back.achieved_rate == 18000 && back.arrival_cv == 0.97);
+	CHECK(back.service_lat_us.p99 == 6.5);
+	/* A closed-loop record leaves the row closed. */
+	memset(&back, 0, sizeof(back));
+	CHECK(cqp_open_loop_decode(&back, "lat_us_p50=1\n", 12) == 0);
+	CHECK(!back.open_loop);
+}
+
 int main(void)
 {
 	test_json_writer();
+	test_open_loop();
 	if (have_python()) {
 		test_json_report();
 		test_json_lat_extras();

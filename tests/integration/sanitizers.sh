@@ -41,6 +41,9 @@ if [ -n "${CQPERF_ASAN_BIN:-}" ] && [ -x "$CQPERF_ASAN_BIN/cq_poll_bw" ]; then
 		--compare-modes --idle-sec 1 -H --project 10g -n 300 --output json
 	pair "asan-lat-all" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" -a -n 3 \
 		--warmup 1 --cq-mode event --nonblock --solicited --ack-batch 8
+	pair "asan-lat-open" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" \
+		--compare-modes --rate 2k --arrival burst:8 -n 400 -H \
+		--samples /dev/null --output json
 	for mode in poll event hybrid; do
 		pair "asan-ud-bw-$mode" "" "" "$CQPERF_ASAN_BIN/ud_send_bw" \
 			--cq-mode "$mode" -s 1024 -n 500 -q 2 --verify --output json
@@ -77,6 +80,8 @@ if command -v valgrind >/dev/null; then
 		--cq-mode event -s 1024 -n 200 --output json
 	pair "valgrind-lat" "$vg" "$vg" "$CQPERF_BIN/cq_event_lat" \
 		--compare-modes -n 100 --warmup 10 -H --output json
+	pair "valgrind-lat-open" "$vg" "$vg" "$CQPERF_BIN/cq_event_lat" \
+		--rate 500 --arrival poisson -n 200 --warmup 10 --output json
 	pair "valgrind-ud-bw" "$vg" "$vg" "$CQPERF_BIN/ud_send_bw" \
 		--cq-mode event -s 1024 -n 200 -q 2 --srq --verify --output json
 	pair "valgrind-ud-bw-cm" "$vg" "$vg" "$CQPERF_BIN/ud_send_bw" \

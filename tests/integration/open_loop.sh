@@ -1,0 +1,110 @@
+#!/bin/bash
+# cq_event_lat --rate: an open loop that keeps its schedule (achieved
+# rate, arrival spread, bursts), times each request from when it was due
+# (a stalled server shows, as ping-pong cannot show it), and what the
+# server's mode costs at a low rate.
+. "$(dirname "$0")/lib.sh"
+require_device
+
+port=$(next_port)
+start_server cq_event_lat "$port" --persistent --timeout 20 ||
+	not_ok "server listens"
+
+lat() { # lat NAME ARGS...: a client run with JSON output in $WORK/NAME.json
+	local name=$1
+	shift
+	"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 \
+		--output json "$@" "$ADDR" >"$WORK/$name.json" 2>"$WORK/$name.err"
+}
+
+# stall_server AFTER SEC: SIGSTOP the server AFTER seconds from now, for SEC.
+stall_server() {
+	(sleep "$1" && kill -STOP "$SERVER_PID" && sleep "$2" &&
+		kill -CONT "$SERVER_PID") &
+	STALL_PID=$!
+}
+
+# over_ms CSV MS: how many samples of the file took longer than MS.
+over_ms() {
+	python3 -c 'import csv,sys; print(sum(float(r["latency_ns"]) > float(sys.argv[2]) * 1e6 for r in csv.DictReader(open(sys.argv[1]))))' "$1" "$2"
+}
+
+# The closed-loop maximum bounds the rates below.
+lat max -n 2000
+max=$(json_get "$WORK/max.json" 'int(r["iterations"] / r["client"]["seconds"])')
+rate=$((max / 2 < 2000 ? max / 2 : 2000))
+echo "# closed loop: $max exchanges/s; open loop at $rate/s"
+
+lat fixed --rate "$rate" -n $((rate * 2)) --cq-mode event --samples "$WORK/fixed.csv"
+check "fixed arrivals: achieved rate within 2 % of offered, spread < 0.1" \
+	json_check "$WORK/fixed.json" 'r["offered_rate"] == '"$rate"' and
+	 abs(r["achieved_rate"] / r["offered_rate"] - 1) <= 0.02 and
+	 r["arrival_cv"] < 0.1 and r["iterations"] == 2 * '"$rate"' and
+	 0 < r["service_lat_us"]["p50"] <= r["lat_us"]["p50"] + 1e-6' ||
+	show "$WORK/fixed.json" "$WORK/fixed.err"
+check "--samples: the file's p50, p99 and max are the report's" \
+	samples_match "$WORK/fixed.csv" "$WORK/fixed.json"
+check "--samples: scheduled <= posted, rate column" python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+sys.exit(not rows or any(int(r["scheduled_ns"]) > int(r["posted_ns"]) or
+                         r["rate"] != sys.argv[2] for r in rows))' \
+	"$WORK/fixed.csv" "$rate"
+
+lat poisson --rate "$rate" --arrival poisson -n $((rate * 2)) --cq-mode event
+check "poisson arrivals: spread 0.85..1.15, rate within 10 %" json_check \
+	"$WORK/poisson.json" '0.85 <= r["arrival_cv"] <= 1.15 and
+	 abs(r["achieved_rate"] / r["offered_rate"] - 1) <= 0.1 and
+	 d["params"]["arrival"] == "poisson"' || show "$WORK/poisson.err"
+
+lat burst --rate "$rate" --arrival burst:32 -t 64 -r 64 -n $((rate * 2)) \
+	--cq-mode event
+check "burst:32 in event mode: more than one completion per server wakeup" \
+	json_check "$WORK/burst.json" 'r["server"]["compl_per_wakeup"] > 1 and
+	 d["params"]["arrival"] == "burst:32"' || show "$WORK/burst.err"
+
+# At about 1 % of the maximum an event-mode server sleeps between
+# requests; a polling one burns its core all the same.
+low=$((max / 100 > 50 ? max / 100 : 50))
+lat low-event --rate "$low" -n $((low * 2)) --cq-mode event
+lat low-poll --rate "$low" -n $((low * 2)) --cq-mode poll
+check "at $low/s the event-mode server uses < 10 % of a core" json_check \
+	"$WORK/low-event.json" 'r["server"]["cpu_pct"] < 10' ||
+	show "$WORK/low-event.json"
+check "at $low/s the poll-mode server uses > 90 % of a core" json_check \
+	"$WORK/low-poll.json" 'r["server"]["cpu_pct"] > 90'
+
+# Coordinated omission: a 300 ms stall of the server mid-run.  Open
+# loop: every request due meanwhile waits for it, and says so; the
+# service time (from the post) stays what it was.
+stall_server 1.5 0.3
+lat stall --rate "$rate" -n $((rate * 3)) --cq-mode event --samples "$WORK/stall.csv"
+wait "$STALL_PID"
+slow=$(over_ms "$WORK/stall.csv" 150)
+echo "# open loop: $slow of $((rate * 3)) requests above 150 ms"
+check "open loop: a 300 ms stall shows in >= 0.4 R S response times" \
+	test "$slow" -ge $((rate * 3 / 10 * 4 / 10)) || show "$WORK/stall.err"
+check "open loop: the stall's requests are late sends, service p50 < 2x" \
+	json_check "$WORK/stall.json" 'r["late_sends"] > 0 and
+	 r["service_lat_us"]["p50"] < 2 * '"$(json_get "$WORK/fixed.json" 'r["service_lat_us"]["p50"]')"
+stall_server 1.5 0.3
+lat stall-pp -D 3 --cq-mode event --samples "$WORK/stall-pp.csv"
+wait "$STALL_PID"
+slow=$(over_ms "$WORK/stall-pp.csv" 150)
+echo "# ping-pong: $slow samples above 150 ms"
+check "ping-pong: the same stall hides in one or two samples" \
+	test "$slow" -le 2 -a "$(json_get "$WORK/stall-pp.json" 'r["iterations"]')" -gt 100
+
+# The other formats carry the same figures.
+"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 --output csv \
+	--rate "$rate" -n 500 "$ADDR" >"$WORK/csv.out" 2>&1
+check "CSV: offered, achieved, late, spread and service columns" grep -q \
+	'offered_rate,achieved_rate,late_sends,arrival_cv,service_lat_us_min' \
+	"$WORK/csv.out" || show "$WORK/csv.out"
+"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 \
+	--rate "$rate" -n 500 "$ADDR" >"$WORK/human.out" 2>&1
+check "human: the header says open loop and which side runs which mode" \
+	grep -q "Open loop: $rate requests/s, fixed arrivals.*client polls.*server reaps in poll" \
+	"$WORK/human.out" || show "$WORK/human.out"
+stop_server
+finish
