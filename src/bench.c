@@ -15,12 +15,16 @@
 #include "kv.h"
 
 #define MAX_SIZES 64
-#define MAX_STEPS (3 * MAX_SIZES) /* --compare-modes: a step per mode */
+/* --compare-modes: a step per mode; --rates (one size): per rate too. */
+#define MAX_STEPS                                                              \
+	(3 * (MAX_SIZES > CQP_MAX_RATES + 1 ? MAX_SIZES : CQP_MAX_RATES + 1))
 
-/* One measured phase: a message size in one completion mode. */
+/* One measured phase: a message size in one completion mode, at an
+ * open-loop rate (client only; 0: closed loop). */
 struct step {
 	uint64_t size;
 	uint32_t mode;
+	uint64_t rate;
 };
 
 /* A signal handler can only reach static storage. */
@@ -79,24 +83,55 @@ static unsigned bench_sizes(const struct cqp_params *p, uint64_t max_all_size,
 	return n;
 }
 
-/* Every size, in the chosen mode or, with --compare-modes, in each. */
+/* Every size, in the chosen mode or, with --compare-modes, in each; with
+ * --rates, at each rate (a closed-loop step first when max is one). */
 static unsigned plan_steps(const struct cqp_bench_ops *ops,
 			   const struct cqp_run *run, struct step *steps)
 {
-	uint64_t sizes[MAX_SIZES];
-	unsigned nsizes = bench_sizes(run->p, ops->max_all_size, run->max_size,
-				      sizes, MAX_SIZES);
-	unsigned n = 0;
+	const struct cqp_params *p = run->p;
+	uint64_t sizes[MAX_SIZES], rates[CQP_MAX_RATES + 1];
+	unsigned nsizes =
+	    bench_sizes(p, ops->max_all_size, run->max_size, sizes, MAX_SIZES);
+	unsigned n = 0, nrates = 0;
 
-	for (unsigned i = 0; i < nsizes; i++) {
-		if (!run->p->compare_modes) {
-			steps[n++] = (struct step){sizes[i], run->p->cq_mode};
-			continue;
+	if (p->nrates && p->rates[p->nrates - 1] == CQP_RATE_MAX)
+		rates[nrates++] = 0;
+	for (unsigned k = 0; k < p->nrates; k++)
+		rates[nrates++] = p->rates[k];
+	if (!p->nrates)
+		rates[nrates++] = p->rate;
+	for (unsigned i = 0; i < nsizes; i++)
+		for (unsigned k = 0; k < nrates; k++) {
+			/* The maximum is the fastest mode's closed loop. */
+			bool one =
+			    !p->compare_modes || (p->nrates && rates[k] == 0);
+			uint32_t m =
+			    one ? p->compare_modes ? CQP_CQ_POLL : p->cq_mode
+				: CQP_CQ_POLL;
+
+			do
+				steps[n++] =
+				    (struct step){sizes[i], m, rates[k]};
+			while (!one && ++m <= CQP_CQ_HYBRID);
 		}
-		for (uint32_t m = CQP_CQ_POLL; m <= CQP_CQ_HYBRID; m++)
-			steps[n++] = (struct step){sizes[i], m};
-	}
 	return n;
+}
+
+/* --rates max: the closed-loop rate of the same size, measured first. */
+static uint64_t resolve_rate(const struct step *st, const struct cqp_row *rows,
+			     unsigned nrows)
+{
+	if (st->rate != CQP_RATE_MAX)
+		return st->rate;
+	for (unsigned i = nrows; i-- > 0;) {
+		const struct cqp_row *r = &rows[i];
+
+		if (!r->open_loop && r->bytes == st->size && r->client.valid &&
+		    r->client.seconds > 0)
+			return (uint64_t)((double)r->iterations /
+					  r->client.seconds);
+	}
+	return 0;
 }
 
 /* The figures one side sends the other after each step. */
@@ -222,6 +257,7 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 	memset(row, 0, sizeof(*row));
 	memset(&mine, 0, sizeof(mine));
 	row->bytes = st->size;
+	run->rate = st->rate;
 	if (run->p->compare_modes)
 		snprintf(row->label, sizeof(row->label), "%s",
 			 cqp_cq_mode_name(st->mode));
@@ -346,10 +382,12 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 		nsteps = plan_steps(ops, run, steps);
 	}
 	for (unsigned i = 0;; i++) {
-		struct step st = {0, 0};
+		struct step st = {0, 0, 0};
 
-		if (run->is_client && i < nsteps)
+		if (run->is_client && i < nsteps) {
 			st = steps[i];
+			st.rate = resolve_rate(&st, rows, nrows);
+		}
 		/* Before the barrier: the /proc reads stall no traffic. */
 		if (run->comp && (!run->is_client || i < nsteps)) {
 			cqp_comp_prepare(run->comp);

@@ -33,6 +33,7 @@ struct cqp_run {
 	unsigned nsummary;
 	struct cqp_cost run_client, run_server; /* run_all tools' CPU */
 	FILE *samples; /* client: --samples, opened before connecting */
+	uint64_t rate; /* client: this step's open-loop rate; 0 closed */
 };
 
 struct cqp_bench_ops {

@@ -155,7 +155,7 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	int ret;
 
 	cqp_lat_rec_begin(&c->rec, p, size,
-			  cqp_cq_mode_name(c->rc.comp.cfg.mode));
+			  cqp_cq_mode_name(c->rc.comp.cfg.mode), 0);
 	for (uint64_t i = 0;; i++) {
 		bool first = i == p->warmup;
 		bool last;
@@ -225,9 +225,9 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 	int ret;
 
 	cqp_lat_rec_begin(&c->rec, p, size,
-			  cqp_cq_mode_name(c->rc.comp.cfg.mode));
+			  cqp_cq_mode_name(c->rc.comp.cfg.mode), run->rate);
 	heard = cqp_now_ns();
-	cqp_arrivals_init(&a, p->arrival, p->burst, p->rate, heard,
+	cqp_arrivals_init(&a, p->arrival, p->burst, run->rate, heard,
 			  heard ^ (uint64_t)c->rc.qps[0]->qp_num << 32);
 	due = cqp_arrivals_next(&a);
 	while (!ending || done < sent) {
@@ -378,7 +378,7 @@ static int run_size(struct cqp_run *run, void *ctx, uint64_t size,
 {
 	struct lat_ctx *c = ctx;
 
-	if (run->is_client && run->p->rate)
+	if (run->is_client && run->rate)
 		return run_open_client(run, c, size, row, mine);
 	if (run->is_client)
 		return run_client(run, c, size, row, mine);

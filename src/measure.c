@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "strategy.h"
 
 #define SAMPLE_CAP (64u << 20) /* -n beyond this keeps a histogram only */
 
@@ -24,7 +25,7 @@ int cqp_lat_rec_init(struct cqp_lat_rec *r, const struct cqp_params *p,
 		return 0;
 	if (cqp_samples_init(&r->samples,
 			     p->iters < SAMPLE_CAP ? p->iters : SAMPLE_CAP) ||
-	    (p->rate &&
+	    ((p->rate || p->nrates) &&
 	     cqp_samples_init(&r->svc,
 			      p->iters < SAMPLE_CAP ? p->iters : SAMPLE_CAP)))
 		return cqp_fail(CQP_E_NOMEM, "no memory for %llu samples",
@@ -42,7 +43,7 @@ void cqp_lat_rec_free(struct cqp_lat_rec *r)
 }
 
 void cqp_lat_rec_begin(struct cqp_lat_rec *r, const struct cqp_params *p,
-		       uint64_t bytes, const char *mode)
+		       uint64_t bytes, const char *mode, uint64_t rate)
 {
 	r->samples.n = 0;
 	r->svc.n = 0;
@@ -50,8 +51,8 @@ void cqp_lat_rec_begin(struct cqp_lat_rec *r, const struct cqp_params *p,
 	r->ntimes = 0;
 	r->bytes = bytes;
 	r->mode = mode;
-	r->rate = p->rate;
-	r->open = p->rate != 0;
+	r->rate = rate;
+	r->open = rate != 0;
 	/* A response time is a whole round trip: halving it would hide
 	 * half of a stall. */
 	r->scale = p->rtt || r->open ? 1.0 : 0.5;
@@ -222,6 +223,7 @@ void cqp_lat_annotate(const struct cqp_run *run, struct cqp_report *r)
 	const struct cqp_row *row = event_row(run, r);
 	struct cqp_projection *pr = &r->projection;
 
+	cqp_strategy_pick(r->rows, r->nrows, p->p99_slack, &r->strategy);
 	memset(pr, 0, sizeof(*pr));
 	if (row) {
 		pr->have_cost = true;

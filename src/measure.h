@@ -42,9 +42,10 @@ struct cqp_lat_rec {
 int cqp_lat_rec_init(struct cqp_lat_rec *r, const struct cqp_params *p,
 		     FILE *samples);
 void cqp_lat_rec_free(struct cqp_lat_rec *r);
-/* Forgets the last step's figures; the step sends `bytes` in `mode`. */
+/* Forgets the last step's figures; the step sends `bytes` in `mode`, in
+ * an open loop at `rate` requests/s (0: closed loop). */
 void cqp_lat_rec_begin(struct cqp_lat_rec *r, const struct cqp_params *p,
-		       uint64_t bytes, const char *mode);
+		       uint64_t bytes, const char *mode, uint64_t rate);
 /* One measured round trip: posted and completed, in nanoseconds. */
 void cqp_lat_rec_add(struct cqp_lat_rec *r, uint64_t posted_ns,
 		     uint64_t done_ns);

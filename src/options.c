@@ -72,6 +72,10 @@ const struct cqp_option cqp_options[] = {
 	 "open loop: send R requests per second (k, m suffixes) on a schedule that does not wait for replies; latency counts from each request's scheduled time", CQP_TOOL_CQ_EVENT_LAT, NEG},
 	{"arrival", 0, CQP_OPT_ARRIVAL, OFF(arrival), 0, 1, 32768, arrival_words, "KIND",
 	 "with --rate: when requests are due: fixed (every 1/R s), poisson (exponential gaps) or burst:N (N at once every N/R s)", CQP_TOOL_CQ_EVENT_LAT, NEG},
+	{"rates", 0, CQP_OPT_RATES, OFF(rates), 0, 1, 100000000, NULL, "LIST",
+	 "open loop, a row per rate: increasing rates (k, m suffixes), optionally ending in max (the closed-loop rate, measured first)", CQP_TOOL_CQ_EVENT_LAT, NEG},
+	{"p99-slack", 0, CQP_OPT_U32, OFF(p99_slack), 0, 0, 1000, NULL, "PCT",
+	 "with --rates and --compare-modes: the strategy at each rate is the cheapest mode whose p99 is within PCT % of the best", CQP_TOOL_CQ_EVENT_LAT, NEG},
 	{"rtt", 0, CQP_OPT_FLAG, OFF(rtt), 0, 0, 1, NULL, NULL,
 	 "report full round trips instead of one-way latency (round trip / 2)", LAT_TOOLS, NEG},
 	{"histogram", 'H', CQP_OPT_FLAG, OFF(histogram), 0, 0, 1, NULL, NULL,
@@ -243,6 +247,7 @@ void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool)
 	p->qkey = CQP_DEFAULT_QKEY;
 	p->retry_us = 100000;
 	p->burst = 1;
+	p->p99_slack = 10;
 	p->connections = 100;
 	p->concurrency = 16;
 	p->rounds = 1;
@@ -500,6 +505,56 @@ static int set_arrival(const struct cqp_option *o, struct cqp_params *p,
 	return 0;
 }
 
+/* R1,R2,...: increasing, each in the row's range, max only last. */
+static int set_rates(const struct cqp_option *o, struct cqp_params *p,
+		     const char *val)
+{
+	char buf[512], *save = NULL, *tok;
+	uint64_t prev = 0;
+	uint32_t n = 0;
+
+	if (strlen(val) >= sizeof(buf) || !val[0] || val[0] == ',' ||
+	    val[strlen(val) - 1] == ',' || strstr(val, ",,"))
+		return cqp_fail(CQP_E_USAGE,
+				"--%s: '%s' is not a list of rates "
+				"(R1,R2,... increasing, %" PRId64 "..%" PRIu64
+				", optionally ending in max)",
+				o->name, val, o->min, o->max);
+	strcpy(buf, val);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		if (n == CQP_MAX_RATES)
+			return cqp_fail(CQP_E_USAGE, "--%s: at most %d rates",
+					o->name, CQP_MAX_RATES);
+		if (prev == CQP_RATE_MAX)
+			return cqp_fail(CQP_E_USAGE,
+					"--%s: max must be the last rate",
+					o->name);
+		if (strcmp(tok, "max") == 0)
+			v = CQP_RATE_MAX;
+		else if (parse_rate(tok, &v) < 0 || v < (uint64_t)o->min ||
+			 v > o->max)
+			return cqp_fail(CQP_E_USAGE,
+					"--%s: '%s' is not a rate (%" PRId64
+					"..%" PRIu64
+					", k and m suffixes) or max",
+					o->name, tok, o->min, o->max);
+		if (v <= prev)
+			return cqp_fail(CQP_E_USAGE,
+					"--%s: rates must increase ('%s' "
+					"after %" PRIu64 ")",
+					o->name, tok, prev);
+		p->rates[n++] = prev = v;
+	}
+	if (!n)
+		return cqp_fail(CQP_E_USAGE, "--%s: '%s' holds no rate",
+				o->name, val);
+	p->nrates = n;
+	return 0;
+}
+
 int cqp_option_set(const struct cqp_option *o, struct cqp_params *p,
 		   const char *val)
 {
@@ -539,6 +594,8 @@ int cqp_option_set(const struct cqp_option *o, struct cqp_params *p,
 		return set_cqmod(o, p, val);
 	case CQP_OPT_ARRIVAL:
 		return set_arrival(o, p, val);
+	case CQP_OPT_RATES:
+		return set_rates(o, p, val);
 	default:
 		return cqp_fail(CQP_E_USAGE, "--%s takes no value", o->name);
 	}
@@ -574,6 +631,21 @@ void cqp_option_format(const struct cqp_option *o, const struct cqp_params *p,
 		snprintf(buf, cap, "%" PRIu32 ",%" PRIu32, p->cq_mod_count,
 			 p->cq_mod_usec);
 		break;
+	case CQP_OPT_RATES: {
+		size_t n = 0;
+
+		buf[0] = '\0';
+		for (uint32_t i = 0; i < p->nrates && n < cap; i++) {
+			if (p->rates[i] == CQP_RATE_MAX)
+				n += (size_t)snprintf(buf + n, cap - n, "%smax",
+						      i ? "," : "");
+			else
+				n += (size_t)snprintf(
+				    buf + n, cap - n, "%s%" PRIu64,
+				    i ? "," : "", p->rates[i]);
+		}
+		break;
+	}
 	case CQP_OPT_ARRIVAL:
 		if (p->arrival == CQP_ARRIVAL_BURST)
 			snprintf(buf, cap, "burst:%" PRIu32, p->burst);
@@ -609,6 +681,7 @@ static void default_text(const struct cqp_option *o, const struct cqp_params *d,
 	if (o->type == CQP_OPT_SIZE) {
 		format_size(*(const uint64_t *)f, buf, cap);
 	} else if ((o->type == CQP_OPT_CQMOD && !d->cq_mod_count) ||
+		   (o->type == CQP_OPT_RATES && !d->nrates) ||
 		   (o->type == CQP_OPT_U32 && *(const uint32_t *)f < o->min) ||
 		   (o->type == CQP_OPT_RATE &&
 		    *(const uint64_t *)f < (uint64_t)o->min) ||
@@ -787,11 +860,19 @@ static bool is_mcast_gid(const char *text)
 
 int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
 {
-	if (p->arrival != CQP_ARRIVAL_FIXED && !p->rate)
+	if (p->arrival != CQP_ARRIVAL_FIXED && !p->rate && !p->nrates)
 		return cqp_fail(CQP_E_USAGE,
-				"--arrival needs --rate: without a rate the "
-				"client sends each request when the last "
-				"reply is in (ping-pong)");
+				"--arrival needs --rate or --rates: without a "
+				"rate the client sends each request when the "
+				"last reply is in (ping-pong)");
+	if (p->rate && p->nrates)
+		return cqp_fail(CQP_E_USAGE,
+				"--rate and --rates conflict: one rate, or a "
+				"row per rate");
+	if (p->nrates && p->all)
+		return cqp_fail(CQP_E_USAGE,
+				"--rates and --all conflict: one axis at a "
+				"time (a row per rate of one --size)");
 	if (p->cm_addr[0] && !p->rdma_cm && tool != CQP_TOOL_CM_EVENT_STRESS)
 		return cqp_fail(CQP_E_USAGE,
 				"--cm-addr needs --rdma-cm: without it the "
@@ -893,6 +974,8 @@ int cqp_params_decode(struct cqp_params *p, enum cqp_tool tool,
 		} else if (o->type == CQP_OPT_ARRIVAL) {
 			p->arrival = d.arrival;
 			p->burst = d.burst;
+		} else if (o->type == CQP_OPT_RATES) {
+			p->nrates = 0;
 		} else {
 			size_t sz = o->type == CQP_OPT_FLAG  ? sizeof(bool)
 				    : o->type == CQP_OPT_STR ? o->str_cap

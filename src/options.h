@@ -26,6 +26,9 @@ enum cqp_cq_mode { CQP_CQ_POLL, CQP_CQ_EVENT, CQP_CQ_HYBRID };
 enum cqp_output { CQP_OUT_HUMAN, CQP_OUT_JSON, CQP_OUT_CSV };
 enum cqp_cm_mode { CQP_CM_BLOCK, CQP_CM_NONBLOCK, CQP_CM_BATCH };
 
+#define CQP_MAX_RATES 16
+#define CQP_RATE_MAX  UINT64_MAX /* --rates max */
+
 #define CQP_DEFAULT_PORT 18600 /* not perftest's 18515: both can run */
 #define CQP_DEFAULT_QKEY 0x11111111u
 
@@ -61,6 +64,11 @@ struct cqp_params {
 	uint64_t rate;	     /* open loop: requests per second; 0 = closed */
 	uint32_t arrival;    /* enum cqp_arrival_kind */
 	uint32_t burst;	     /* --arrival burst:N */
+	/* --rates: a row per rate, increasing; CQP_RATE_MAX (last only) is
+	 * the closed-loop rate measured first. */
+	uint64_t rates[CQP_MAX_RATES];
+	uint32_t nrates;
+	uint32_t p99_slack; /* % above the best p99 a choice may be */
 	uint32_t idle_sec;   /* 0 = no idle CPU measurement */
 	uint32_t tx_depth;
 	uint32_t rx_depth;
@@ -113,6 +121,7 @@ enum cqp_opt_type {
 	CQP_OPT_STR,
 	CQP_OPT_CQMOD,	 /* COUNT[,USEC] into cq_mod_count/cq_mod_usec */
 	CQP_OPT_ARRIVAL, /* fixed|poisson|burst:N into arrival/burst */
+	CQP_OPT_RATES,	 /* R1,R2,...[,max] into rates/nrates */
 	CQP_OPT_HELP,
 	CQP_OPT_VERSION,
 };

@@ -593,6 +593,55 @@ static void print_open_loop(const struct cqp_report *r, FILE *out)
 	}
 }
 
+/* ---- the strategy map ---- */
+
+static const char *chosen_mode(const struct cqp_choice *c)
+{
+	return c->mode[c->chosen].mode;
+}
+
+/* Where the choice changes from the previous rate of the same size. */
+static bool crossover(const struct cqp_strategy *st, unsigned i)
+{
+	return i > 0 && st->c[i - 1].bytes == st->c[i].bytes &&
+	       strcmp(chosen_mode(&st->c[i - 1]), chosen_mode(&st->c[i])) != 0;
+}
+
+static void print_strategy(const struct cqp_strategy *st, FILE *out)
+{
+	if (!st->n)
+		return;
+	fprintf(out,
+		" Strategy: at each rate, the least server CPU with a p99 "
+		"within %.0f %% of the best:\n",
+		st->slack_pct);
+	for (unsigned i = 0; i < st->n; i++) {
+		const struct cqp_choice *c = &st->c[i];
+		const char *sep = " (";
+
+		fprintf(out, "  at %.0f/s: %s, p99 %.1f us, server CPU %.1f %%",
+			c->offered_rate, chosen_mode(c),
+			c->mode[c->chosen].p99_us,
+			c->mode[c->chosen].server_cpu_pct);
+		for (unsigned k = 0; k < c->n; k++) {
+			if (k == c->chosen)
+				continue;
+			fprintf(out, "%s%s %.1f us, %.1f %%", sep,
+				c->mode[k].mode, c->mode[k].p99_us,
+				c->mode[k].server_cpu_pct);
+			sep = "; ";
+		}
+		fputs(*sep == ';' ? ")\n" : "\n", out);
+	}
+	for (unsigned i = 0; i < st->n; i++)
+		if (crossover(st, i))
+			fprintf(out,
+				" Crossover: %s up to %.0f/s, %s from %.0f/s\n",
+				chosen_mode(&st->c[i - 1]),
+				st->c[i - 1].offered_rate,
+				chosen_mode(&st->c[i]), st->c[i].offered_rate);
+}
+
 /* ---- a machine busy with something else ---- */
 
 /* One line per side whose machine, in some row, was busier than this
@@ -821,16 +870,21 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 	if (cqp_perftest_diff(r->tool, p, d, hint, sizeof(hint)))
 		fprintf(out, " Unlike perftest: %s; see cqperf(7), PERFTEST\n",
 			hint);
-	if (p && p->rate) {
-		char kind[32];
+	if (p && (p->rate || p->nrates)) {
+		char kind[32], rates[256];
 
 		cqp_option_format(cqp_option_find("arrival"), p, kind,
 				  sizeof(kind));
+		if (p->rate)
+			snprintf(rates, sizeof(rates), "%" PRIu64, p->rate);
+		else
+			cqp_option_format(cqp_option_find("rates"), p, rates,
+					  sizeof(rates));
 		fprintf(out,
-			" Open loop: %" PRIu64 " requests/s, %s arrivals, at "
+			" Open loop: %s requests/s, %s arrivals, at "
 			"most %" PRIu32 " in flight; the client polls (load), "
 			"the server reaps in %s (the service)\n",
-			p->rate, kind,
+			rates, kind,
 			p->tx_depth < p->rx_depth ? p->tx_depth : p->rx_depth,
 			p->compare_modes ? "each row's mode"
 					 : cqp_cq_mode_name(p->cq_mode));
@@ -1020,6 +1074,7 @@ static void print_human(const struct cqp_report *r, FILE *out)
 	print_summary(r, out);
 	print_run_cost(r, out);
 	print_projection(&r->projection, out);
+	print_strategy(&r->strategy, out);
 	if (r->error)
 		fprintf(out, "partial results: %s\n", r->error);
 }
@@ -1141,6 +1196,46 @@ static void json_summary(struct cqp_json *j, const struct cqp_report *r)
 		cqp_json_obj_end(j);
 	}
 	cqp_json_obj_end(j);
+}
+
+static void json_strategy(struct cqp_json *j, const struct cqp_strategy *st)
+{
+	cqp_json_arr_begin(j, "strategy");
+	for (unsigned i = 0; i < st->n; i++) {
+		const struct cqp_choice *c = &st->c[i];
+
+		cqp_json_obj_begin(j, NULL);
+		cqp_json_double(j, "offered_rate", c->offered_rate);
+		cqp_json_u64(j, "bytes", c->bytes);
+		cqp_json_str(j, "choice", chosen_mode(c));
+		cqp_json_double(j, "p99_us", c->mode[c->chosen].p99_us);
+		cqp_json_double(j, "server_cpu_pct",
+				c->mode[c->chosen].server_cpu_pct);
+		cqp_json_arr_begin(j, "modes");
+		for (unsigned k = 0; k < c->n; k++) {
+			cqp_json_obj_begin(j, NULL);
+			cqp_json_str(j, "mode", c->mode[k].mode);
+			cqp_json_double(j, "p99_us", c->mode[k].p99_us);
+			cqp_json_double(j, "server_cpu_pct",
+					c->mode[k].server_cpu_pct);
+			cqp_json_obj_end(j);
+		}
+		cqp_json_arr_end(j);
+		cqp_json_obj_end(j);
+	}
+	cqp_json_arr_end(j);
+	cqp_json_arr_begin(j, "crossovers");
+	for (unsigned i = 0; i < st->n; i++) {
+		if (!crossover(st, i))
+			continue;
+		cqp_json_obj_begin(j, NULL);
+		cqp_json_double(j, "offered_rate", st->c[i].offered_rate);
+		cqp_json_u64(j, "bytes", st->c[i].bytes);
+		cqp_json_str(j, "from", chosen_mode(&st->c[i - 1]));
+		cqp_json_str(j, "to", chosen_mode(&st->c[i]));
+		cqp_json_obj_end(j);
+	}
+	cqp_json_arr_end(j);
 }
 
 static void json_lat(struct cqp_json *j, const char *key,
@@ -1315,6 +1410,8 @@ static void print_json(const struct cqp_report *r, FILE *out)
 	cqp_json_arr_end(&j);
 	if (r->projection.valid)
 		json_projection(&j, &r->projection);
+	if (r->strategy.n)
+		json_strategy(&j, &r->strategy);
 	if (r->nsummary)
 		json_summary(&j, r);
 	if (r->run_client.valid || r->run_server.valid) {
@@ -1561,6 +1658,18 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 	}
 	if (r->projection.valid)
 		csv_projection(out, &r->projection);
+	for (unsigned k2 = 0; k2 < r->strategy.n; k2++) {
+		const struct cqp_choice *c = &r->strategy.c[k2];
+
+		fprintf(out,
+			"# strategy: offered_rate=%.0f bytes=%" PRIu64
+			" choice=%s p99_us=",
+			c->offered_rate, c->bytes, chosen_mode(c));
+		csv_double(out, c->mode[c->chosen].p99_us);
+		fputs(" server_cpu_pct=", out);
+		csv_double(out, c->mode[c->chosen].server_cpu_pct);
+		fputc('\n', out);
+	}
 	if (r->nsummary) {
 		fputs("# summary:", out);
 		for (unsigned k2 = 0; k2 < r->nsummary; k2++) {

@@ -119,6 +119,27 @@ struct cqp_projection {
 	double core_pct; /* wakeups/s x cost, as a share of a core */
 };
 
+/* --rates with --compare-modes: at each offered rate, the mode with the
+ * least server CPU whose p99 is within the slack of the best p99 there
+ * (strategy.h). */
+#define CQP_STRATEGY_MODES 3
+struct cqp_choice {
+	double offered_rate;
+	uint64_t bytes;
+	unsigned chosen; /* index into mode[] */
+	unsigned n;
+	struct {
+		char mode[32];
+		double p99_us, server_cpu_pct;
+	} mode[CQP_STRATEGY_MODES];
+};
+
+struct cqp_strategy {
+	unsigned n;
+	double slack_pct;
+	struct cqp_choice c[CQP_MAX_RATES];
+};
+
 /* A run-wide figure (cm_event_stress's summary).  Figures of one group
  * are adjacent and render as one nested object. */
 struct cqp_figure {
@@ -138,6 +159,7 @@ struct cqp_report {
 	unsigned nrows;
 	const char *error; /* non-NULL: the run failed (partial) */
 	struct cqp_projection projection; /* valid: cq_event_lat figures */
+	struct cqp_strategy strategy;	  /* n == 0: none */
 	const struct cqp_figure *summary;
 	unsigned nsummary;
 	/* Run-wide CPU of each side, for tools whose rows are not steps

@@ -260,7 +260,7 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	int rc;
 
 	cqp_lat_rec_begin(&c->rec, p, size,
-			  cqp_cq_mode_name(c->ud.comp.cfg.mode));
+			  cqp_cq_mode_name(c->ud.comp.cfg.mode), 0);
 	cqp_ud_recv_begin(&c->ud);
 	for (uint64_t i = 0;; i++) {
 		bool first = i == p->warmup;

@@ -125,6 +125,15 @@ bad cq_event_lat --arrival "fixed, poisson or burst:N" --rate 1k --arrival somet
 bad cq_event_lat --arrival "fixed, poisson or burst:N" --rate 1k --arrival burst
 bad cq_event_lat --arrival "fixed, poisson or burst:N" --rate 1k --arrival poisson:3
 bad cq_event_lat --rate "" --arrival poisson
+bad cq_event_lat --rates "must increase" --rates 5k,1k
+bad cq_event_lat --rates "1..100000000" --rates 1k,0
+bad cq_event_lat --rates "1..100000000" --rates ""
+bad cq_event_lat --rates "1..100000000" --rates 1k,,2k
+bad cq_event_lat --rates "max must be the last" --rates max,1k
+bad cq_event_lat --rates "1..100000000" --rates sometimes
+bad cq_event_lat --rates "--all" --rates 1k,2k -a
+bad cq_event_lat --rates "--rate" --rates 1k,2k --rate 1k
+bad cq_event_lat --p99-slack 0..1000 --p99-slack 1001
 bad cq_event_lat --warmup 0..1000000000 --warmup -1
 bad cq_event_lat --samples "" --samples /nonexistent/dir/f 127.0.0.1
 bad cq_event_lat --duration 1..86400 -D 0

@@ -96,7 +96,7 @@ stop_server() {
 }
 
 # samples_match CSV JSON: a --samples file against the report: per row
-# (mode and size), nearest-rank p50 and p99 and the max recomputed from
+# (mode, size and open-loop rate), nearest-rank p50 and p99 and the max recomputed from
 # the file equal the reported ones, and the file holds one line per
 # measured iteration.
 samples_match() { # samples_match CSV JSON: each row's p50, p99, max, count
@@ -109,8 +109,10 @@ def rank(p, n):
 ok = bool(doc["results"])
 for r in doc["results"]:
     mode = r.get("label") or doc["params"]["cq_mode"]
+    rate = "%.0f" % r["offered_rate"] if "offered_rate" in r else ""
     v = sorted(float(x["latency_ns"]) for x in rows
-               if x["mode"] == mode and int(x["bytes"]) == r["bytes"])
+               if x["mode"] == mode and int(x["bytes"]) == r["bytes"]
+               and x["rate"] == rate)
     got = {"p50": v[rank(50, len(v)) - 1] / 1e3, "p99": v[rank(99, len(v)) - 1] / 1e3,
            "max": v[-1] / 1e3}
     for k, x in got.items():

@@ -95,6 +95,35 @@ echo "# ping-pong: $slow samples above 150 ms"
 check "ping-pong: the same stall hides in one or two samples" \
 	test "$slow" -le 2 -a "$(json_get "$WORK/stall-pp.json" 'r["iterations"]')" -gt 100
 
+# The map: a row per rate in every mode, and the cheapest server whose
+# p99 is within the slack of the best, recomputed here from the rows.
+# Under TCG a wakeup adds hundreds of microseconds to the tail, so at the
+# default 10 % a sleeping server wins or loses by noise: 100 % here.
+lat sweep --rates "$low,$rate,max" --compare-modes -n 600 --p99-slack 100 \
+	--samples "$WORK/sweep.csv"
+check "--rates with --compare-modes: closed row, then 3 rates x 3 modes" \
+	json_check "$WORK/sweep.json" 'len(d["results"]) == 10 and
+	 "offered_rate" not in d["results"][0] and
+	 [x["offered_rate"] for x in d["results"][1:7]] == ['"$low"'] * 3 + ['"$rate"'] * 3 and
+	 d["results"][9]["offered_rate"] == int(d["results"][0]["iterations"] /
+	                                        d["results"][0]["client"]["seconds"])' ||
+	show "$WORK/sweep.err"
+check "--samples of a sweep: every rate's figures are the file's" \
+	samples_match "$WORK/sweep.csv" "$WORK/sweep.json"
+check "strategy: the least server CPU within 100 % of the best p99, per rate" \
+	json_check "$WORK/sweep.json" '
+	 len(d["strategy"]) == 3 and all(
+	   s["choice"] == min((x for x in d["results"][1:]
+	                        if x["offered_rate"] == s["offered_rate"] and
+	                        x["lat_us"]["p99"] <= 2.0 * min(y["lat_us"]["p99"]
+	                          for y in d["results"][1:]
+	                          if y["offered_rate"] == s["offered_rate"])),
+	                       key=lambda x: x["server"]["cpu_pct"])["label"]
+	   for s in d["strategy"]) and isinstance(d["crossovers"], list)'
+check "strategy at $low/s: a sleeping server (event or hybrid)" json_check \
+	"$WORK/sweep.json" 'd["strategy"][0]["choice"] in ("event", "hybrid")' ||
+	show "$WORK/sweep.json"
+
 # The other formats carry the same figures.
 "$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 --output csv \
 	--rate "$rate" -n 500 "$ADDR" >"$WORK/csv.out" 2>&1
@@ -106,5 +135,9 @@ check "CSV: offered, achieved, late, spread and service columns" grep -q \
 check "human: the header says open loop and which side runs which mode" \
 	grep -q "Open loop: $rate requests/s, fixed arrivals.*client polls.*server reaps in poll" \
 	"$WORK/human.out" || show "$WORK/human.out"
+"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 \
+	--rates "$low,$rate" --compare-modes -n 300 "$ADDR" >"$WORK/map.out" 2>&1
+check "human: one strategy line per rate" test "$(grep -c "^  at [0-9]*/s: [a-z]*, p99 " "$WORK/map.out")" -eq 2 ||
+	show "$WORK/map.out"
 stop_server
 finish
