@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrival.h"
 #include "error.h"
 #include "measure.h"
 #include "stats.h"
@@ -33,6 +34,12 @@ struct sender {
 	bool mark;    /* tell the receiver the warm-up is over */
 	bool warming; /* -n: the warm-up phase, before the measured one */
 	struct txq *q;
+	/* --rate: sends go out when due, not when there is room. */
+	struct cqp_arrivals *sched;
+	unsigned first_qp; /* paced: where the next pass starts */
+	uint64_t due;	   /* the next send's due time */
+	uint64_t late;	   /* measured sends due while their queue was full */
+	bool late_marked;  /* the send due now is counted already */
 };
 
 static bool is_last(const struct sender *s, const struct txq *q, uint64_t now)
@@ -52,11 +59,18 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 	struct ibv_sge sge[CHAIN_MAX];
 	unsigned chain = p->post_list < CHAIN_MAX ? p->post_list : CHAIN_MAX;
 
-	while (!q->done_posting && q->posted - q->acked < p->tx_depth) {
+	if (s->sched && s->due <= now && !q->done_posting &&
+	    q->posted - q->acked >= p->tx_depth && !s->late_marked) {
+		s->late += !s->warming;
+		s->late_marked = true;
+	}
+	while (!q->done_posting && q->posted - q->acked < p->tx_depth &&
+	       (!s->sched || s->due <= now)) {
 		unsigned n = 0;
 		uint64_t room = p->tx_depth - (q->posted - q->acked);
 
-		while (n < chain && n < room && !q->done_posting) {
+		while (n < chain && n < room && !q->done_posting &&
+		       (!s->sched || s->due <= now)) {
 			struct ibv_send_wr *w = &wr[n];
 			uint64_t idx = q->posted;
 			bool last = is_last(s, q, now);
@@ -91,6 +105,10 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 			q->posted++;
 			q->done_posting = last;
 			n++;
+			if (s->sched) {
+				s->due = cqp_arrivals_next(s->sched);
+				s->late_marked = false;
+			}
 		}
 		int err = ibv_post_send(s->tx->qps[i], wr, &bad);
 
@@ -129,10 +147,19 @@ static int pump(struct sender *s, struct cqp_bw_meter *bw, uint64_t warm_end,
 	while (done < s->tx->nqp) {
 		uint64_t msgs = 0;
 
-		for (unsigned i = 0; i < s->tx->nqp; i++)
+		/* Paced, a pass posts about one send: start each pass at
+		 * the next QP, so that the load is spread over them. */
+		for (unsigned k = 0, i = s->first_qp; k < s->tx->nqp; k++) {
 			if ((ret = post_sends(s, i, *now)) < 0)
 				return ret;
-		ret = cqp_comp_reap(comp, wc, REAP_MAX);
+			if (++i == s->tx->nqp)
+				i = 0;
+		}
+		if (s->sched && ++s->first_qp == s->tx->nqp)
+			s->first_qp = 0;
+		/* Paced: the next send may be due before any completion. */
+		ret = s->sched ? cqp_comp_poll(comp, wc, REAP_MAX)
+			       : cqp_comp_reap(comp, wc, REAP_MAX);
 		if (ret < 0)
 			return ret;
 		*now = cqp_now_ns();
@@ -170,6 +197,7 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	struct sender s = {.tx = tx, .size = (uint32_t)size};
 	struct cqp_bw_meter bw;
 	struct cqp_bw_result res;
+	struct cqp_arrivals sched;
 	uint64_t now, warm_end = 0;
 	int ret = 0;
 
@@ -183,6 +211,13 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	reset_queues(&s);
 	now = cqp_now_ns();
 	*sent = 0;
+	if (p->rate) {
+		/* One schedule over every QP: R is the whole load. */
+		cqp_arrivals_init(&sched, p->arrival, p->burst, p->rate, now,
+				  now);
+		s.sched = &sched;
+		s.due = cqp_arrivals_next(&sched);
+	}
 	if (!p->duration_s && tx->warmup) {
 		/* -n: warm-up sends first, a phase of their own, so that
 		 * exactly --iters per QP are measured. */
@@ -203,11 +238,26 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	}
 	cqp_comp_begin(tx->comp);
 	cqp_bw_start(&bw, now, PEAK_INTERVAL_NS);
+	if (s.sched) {
+		/* A fresh schedule from here: the warm-up's tail must not
+		 * leave sends overdue, which would go out in a burst. */
+		cqp_arrivals_init(&sched, p->arrival, p->burst, p->rate, now,
+				  now);
+		s.due = cqp_arrivals_next(&sched);
+	}
+	s.late = 0;
 	if ((ret = pump(&s, &bw, warm_end, &now)) < 0)
 		goto out;
 	cqp_comp_cost(tx->comp, mine);
 	cqp_bw_finish(&bw, &res);
 	cqp_bw_row(row, &res);
+	if (s.sched) {
+		row->open_loop = true;
+		row->offered_rate = (double)p->rate;
+		row->achieved_rate = res.msg_rate;
+		row->late_sends = s.late;
+		row->arrival_cv = cqp_arrivals_cv(s.sched);
+	}
 	for (unsigned i = 0; i < tx->nqp; i++)
 		*sent += s.q[i].posted;
 out:

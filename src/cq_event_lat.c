@@ -19,8 +19,8 @@ struct lat_ctx {
 	uint32_t outstanding; /* sends not yet completed */
 	/* Client, open loop: each request in flight, by sequence % window. */
 	uint64_t (*slot)[2]; /* scheduled and posted ns */
-	/* Server: requests received and not yet echoed (their immediate
-	 * data), oldest first. */
+	/* Messages received and not yet handled (their immediate data),
+	 * oldest first: the server's requests, the ping-pong client's pong. */
 	uint32_t *pending;
 	uint32_t cap; /* of either: the requests that can be in flight */
 };
@@ -39,11 +39,10 @@ static int setup(struct cqp_run *run, void *ctx)
 		return ret;
 	/* A request needs a send and a receive on both sides. */
 	c->cap = p->tx_depth < p->rx_depth ? p->tx_depth : p->rx_depth;
+	c->pending = calloc(p->rx_depth, sizeof(*c->pending));
 	if (run->is_client)
 		c->slot = calloc(c->cap, sizeof(*c->slot));
-	else
-		c->pending = calloc(p->rx_depth, sizeof(*c->pending));
-	if (!c->slot && !c->pending)
+	if (!c->pending || (run->is_client && !c->slot))
 		return cqp_fail(CQP_E_NOMEM, "no memory for %u requests",
 				c->cap);
 	return 0;
@@ -95,34 +94,6 @@ static int post_msg(struct lat_ctx *c, uint64_t size, uint32_t imm)
 	return 0;
 }
 
-/* Waits for the next received message; send completions met on the way
- * are retired.  *imm gets its immediate data (0 when none).  The caller
- * reposts the receive once the latency-critical step is done. */
-static int wait_recv(struct lat_ctx *c, uint32_t *imm)
-{
-	struct ibv_wc wc[REAP_MAX];
-	bool got = false;
-
-	while (!got) {
-		int n = cqp_comp_reap(&c->rc.comp, wc, REAP_MAX);
-
-		if (n < 0)
-			return n;
-		for (int k = 0; k < n; k++) {
-			if (!(wc[k].opcode & IBV_WC_RECV)) {
-				c->outstanding--;
-				continue;
-			}
-			/* Ping-pong: one message in flight, so no second
-			 * receive can be in this batch. */
-			got = true;
-			*imm = wc[k].wc_flags & IBV_WC_WITH_IMM ? wc[k].imm_data
-								: 0;
-		}
-	}
-	return 0;
-}
-
 /* The send queue must not fill with completions nobody reaped yet.
  * Only sends are awaited here, which wake no one armed for solicited
  * events: hence reap_sends. */
@@ -146,12 +117,56 @@ static int make_room(struct lat_ctx *c, uint32_t tx_depth)
 	return 0;
 }
 
+/* Waits until a request is pending and the send queue has room for its
+ * echo.  Requests that arrive meanwhile queue up (open loop: several may
+ * be in flight). */
+static int take_request(struct lat_ctx *c, uint32_t tx_depth, uint32_t *head,
+			uint32_t *queued, uint32_t cap)
+{
+	struct ibv_wc wc[REAP_MAX];
+
+	while (*queued == 0 || c->outstanding >= tx_depth) {
+		/* Only sends can make room: reap them as sends. */
+		int n = *queued ? cqp_comp_reap_sends(&c->rc.comp, wc, REAP_MAX)
+				: cqp_comp_reap(&c->rc.comp, wc, REAP_MAX);
+
+		if (n < 0)
+			return n;
+		for (int k = 0; k < n; k++) {
+			if (!(wc[k].opcode & IBV_WC_RECV)) {
+				c->outstanding--;
+				continue;
+			}
+			if (*queued == cap)
+				return cqp_fail(CQP_E_PROTO,
+						"more requests arrived than "
+						"receives were posted");
+			c->pending[(*head + *queued) % cap] =
+			    wc[k].wc_flags & IBV_WC_WITH_IMM ? wc[k].imm_data
+							     : 0;
+			(*queued)++;
+		}
+	}
+	return 0;
+}
+
+/* The oldest pending request's immediate data, taken off the queue. */
+static uint32_t next_request(struct lat_ctx *c, uint32_t *head,
+			     uint32_t *queued, uint32_t cap)
+{
+	uint32_t imm = c->pending[*head];
+
+	*head = (*head + 1) % cap;
+	(*queued)--;
+	return imm;
+}
+
 static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		      struct cqp_row *row, struct cqp_cost *mine)
 {
 	const struct cqp_params *p = run->p;
 	uint64_t end_ns = 0;
-	uint32_t imm;
+	uint32_t head = 0, queued = 0;
 	int ret;
 
 	cqp_lat_rec_begin(&c->rec, p, size,
@@ -177,11 +192,15 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 			       last    ? CQP_IMM_END
 			       : first ? CQP_IMM_MEASURE
 				       : 0);
+		/* Ping-pong: the pong is the one message pending; room to
+		 * send is make_room's business, off the timed path. */
 		if (ret == 0)
-			ret = wait_recv(c, &imm);
+			ret = take_request(c, UINT32_MAX, &head, &queued,
+					   p->rx_depth);
 		if (ret < 0)
 			return ret;
 		t1 = cqp_now_ns();
+		next_request(c, &head, &queued, p->rx_depth);
 		if ((ret = cqp_rc_post_recvs(&c->rc, 0, 1)) < 0)
 			return ret;
 		if (i >= p->warmup)
@@ -312,39 +331,6 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 	return 0;
 }
 
-/* Waits until a request is pending and the send queue has room for its
- * echo.  Requests that arrive meanwhile queue up (open loop: several may
- * be in flight). */
-static int take_request(struct lat_ctx *c, uint32_t tx_depth, uint32_t *head,
-			uint32_t *queued, uint32_t cap)
-{
-	struct ibv_wc wc[REAP_MAX];
-
-	while (*queued == 0 || c->outstanding >= tx_depth) {
-		/* Only sends can make room: reap them as sends. */
-		int n = *queued ? cqp_comp_reap_sends(&c->rc.comp, wc, REAP_MAX)
-				: cqp_comp_reap(&c->rc.comp, wc, REAP_MAX);
-
-		if (n < 0)
-			return n;
-		for (int k = 0; k < n; k++) {
-			if (!(wc[k].opcode & IBV_WC_RECV)) {
-				c->outstanding--;
-				continue;
-			}
-			if (*queued == cap)
-				return cqp_fail(CQP_E_PROTO,
-						"more requests arrived than "
-						"receives were posted");
-			c->pending[(*head + *queued) % cap] =
-			    wc[k].wc_flags & IBV_WC_WITH_IMM ? wc[k].imm_data
-							     : 0;
-			(*queued)++;
-		}
-	}
-	return 0;
-}
-
 /* Echo every request, in order, until the client's last one. */
 static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		      struct cqp_cost *mine)
@@ -357,9 +343,7 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		if ((ret = take_request(c, run->p->tx_depth, &head, &queued,
 					cap)) < 0)
 			return ret;
-		imm = c->pending[head];
-		head = (head + 1) % cap;
-		queued--;
+		imm = next_request(c, &head, &queued, cap);
 		/* Echo first: reposting is off the critical path. */
 		if ((ret = post_msg(c, size, imm)) < 0 ||
 		    (ret = cqp_rc_post_recvs(&c->rc, 0, 1)) < 0)

@@ -880,14 +880,24 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 		else
 			cqp_option_format(cqp_option_find("rates"), p, rates,
 					  sizeof(rates));
-		fprintf(out,
-			" Open loop: %s requests/s, %s arrivals, at "
-			"most %" PRIu32 " in flight; the client polls (load), "
-			"the server reaps in %s (the service)\n",
-			rates, kind,
-			p->tx_depth < p->rx_depth ? p->tx_depth : p->rx_depth,
-			p->compare_modes ? "each row's mode"
-					 : cqp_cq_mode_name(p->cq_mode));
+		if (s->bw)
+			fprintf(out,
+				" Paced: %s messages/s over all QPs, %s "
+				"arrivals; the sender polls (load), the "
+				"receiver reaps in %s\n",
+				rates, kind, cqp_cq_mode_name(p->cq_mode));
+		else
+			fprintf(out,
+				" Open loop: %s requests/s, %s arrivals, at "
+				"most %" PRIu32 " in flight; the client polls "
+				"(load), the server reaps in %s (the "
+				"service)\n",
+				rates, kind,
+				p->tx_depth < p->rx_depth ? p->tx_depth
+							  : p->rx_depth,
+				p->compare_modes
+				    ? "each row's mode"
+				    : cqp_cq_mode_name(p->cq_mode));
 		if (s->lat)
 			fputs(" Latency: response time = reply - scheduled "
 			      "send (a whole round trip); svc = reply - actual "
@@ -954,7 +964,7 @@ static void print_human(const struct cqp_report *r, FILE *out)
 		for (k = 0; k < N_LAT_FIELDS; k++)
 			line_cell(&l, max_int(NUM_W, (int)strlen(lat_heads[k])),
 				  lat_heads[k]);
-	if (s.open) {
+	if (s.open && s.lat) {
 		line_cell(&l, NUM_W, "svc p50");
 		line_cell(&l, NUM_W, "svc p99");
 	}
@@ -1049,7 +1059,7 @@ static void print_human(const struct cqp_report *r, FILE *out)
 				    max_int(NUM_W, (int)strlen(lat_heads[k])),
 				    v);
 			}
-		if (s.open) {
+		if (s.open && s.lat) {
 			fmt_double(v, sizeof(v), "%.2f",
 				   row->open_loop ? row->service_lat_us.p50
 						  : NAN);
@@ -1395,7 +1405,9 @@ static void print_json(const struct cqp_report *r, FILE *out)
 					row->achieved_rate);
 			cqp_json_u64(&j, "late_sends", row->late_sends);
 			cqp_json_double(&j, "arrival_cv", row->arrival_cv);
-			json_lat(&j, "service_lat_us", &row->service_lat_us);
+			if (row->has_lat)
+				json_lat(&j, "service_lat_us",
+					 &row->service_lat_us);
 		}
 		if (r->params && r->params->histogram && row->hist)
 			json_hist(&j, row->hist);
@@ -1541,10 +1553,10 @@ static void csv_run_cost(FILE *out, const char *side, const struct cqp_cost *c)
 	fputc('\n', out);
 }
 
-static void csv_open_loop(FILE *out, const struct cqp_row *row)
+static void csv_open_loop(FILE *out, const struct cqp_row *row, bool lat)
 {
 	if (!row->open_loop) {
-		for (size_t k = 0; k < 4 + N_LAT_FIELDS; k++)
+		for (size_t k = 0; k < 4 + (lat ? N_LAT_FIELDS : 0); k++)
 			fputc(',', out);
 		return;
 	}
@@ -1554,7 +1566,7 @@ static void csv_open_loop(FILE *out, const struct cqp_row *row)
 	csv_double(out, row->achieved_rate);
 	fprintf(out, ",%" PRIu64 ",", row->late_sends);
 	csv_double(out, row->arrival_cv);
-	for (size_t k = 0; k < N_LAT_FIELDS; k++) {
+	for (size_t k = 0; lat && k < N_LAT_FIELDS; k++) {
 		fputc(',', out);
 		csv_double(out,
 			   lat_value(&row->service_lat_us, &lat_fields[k]));
@@ -1585,7 +1597,7 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 			fprintf(out, ",lat_us_%s", lat_fields[k].key);
 	if (s.open) {
 		fputs(",offered_rate,achieved_rate,late_sends,arrival_cv", out);
-		for (k = 0; k < N_LAT_FIELDS; k++)
+		for (k = 0; s.lat && k < N_LAT_FIELDS; k++)
 			fprintf(out, ",service_lat_us_%s", lat_fields[k].key);
 	}
 	if (s.client)
@@ -1649,7 +1661,7 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 							     &lat_fields[k]));
 			}
 		if (s.open)
-			csv_open_loop(out, row);
+			csv_open_loop(out, row, s.lat);
 		if (s.client)
 			csv_cost(out, &row->client, &s, row);
 		if (s.server)

@@ -9,13 +9,6 @@ port=$(next_port)
 start_server cq_event_lat "$port" --persistent --timeout 20 ||
 	not_ok "server listens"
 
-lat() { # lat NAME ARGS...: a client run with JSON output in $WORK/NAME.json
-	local name=$1
-	shift
-	"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 \
-		--output json "$@" "$ADDR" >"$WORK/$name.json" 2>"$WORK/$name.err"
-}
-
 # The server restarts its counters on the first measured ping, after
 # counting its receive: 2N - 1 completions (N - 1 receives, N sends).
 sane='r["iterations"] == N and 0 < r["lat_us"]["min"] <= r["lat_us"]["p50"]

@@ -88,6 +88,15 @@ wait_listen() {
 	return 1
 }
 
+# lat NAME ARGS...: a cq_event_lat client of the server on $port, JSON
+# output in $WORK/NAME.json, stderr in $WORK/NAME.err.
+lat() {
+	local name=$1
+	shift
+	"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 \
+		--output json "$@" "$ADDR" >"$WORK/$name.json" 2>"$WORK/$name.err"
+}
+
 stop_server() {
 	[ -n "$SERVER_PID" ] || return 0
 	kill "$SERVER_PID" 2>/dev/null

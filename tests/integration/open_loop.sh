@@ -2,20 +2,14 @@
 # cq_event_lat --rate: an open loop that keeps its schedule (achieved
 # rate, arrival spread, bursts), times each request from when it was due
 # (a stalled server shows, as ping-pong cannot show it), and what the
-# server's mode costs at a low rate.
+# server's mode costs at a low rate; --rates maps the strategy; the
+# bandwidth tools' --rate paces their sends.
 . "$(dirname "$0")/lib.sh"
 require_device
 
 port=$(next_port)
 start_server cq_event_lat "$port" --persistent --timeout 20 ||
 	not_ok "server listens"
-
-lat() { # lat NAME ARGS...: a client run with JSON output in $WORK/NAME.json
-	local name=$1
-	shift
-	"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 \
-		--output json "$@" "$ADDR" >"$WORK/$name.json" 2>"$WORK/$name.err"
-}
 
 # stall_server AFTER SEC: SIGSTOP the server AFTER seconds from now, for SEC.
 stall_server() {
@@ -140,4 +134,21 @@ check "human: the header says open loop and which side runs which mode" \
 check "human: one strategy line per rate" test "$(grep -c "^  at [0-9]*/s: [a-z]*, p99 " "$WORK/map.out")" -eq 2 ||
 	show "$WORK/map.out"
 stop_server
+
+# Paced bandwidth: the receiver's mode at a partial load.
+for tool in cq_poll_bw ud_send_bw; do
+	port=$(next_port)
+	start_server "$tool" "$port" --persistent --timeout 20 ||
+		not_ok "$tool server listens"
+	"$CQPERF_BIN/$tool" -d "$DEV" -p "$port" --timeout 20 --output json \
+		--rate 5k -n 10000 -s 64 --cq-mode event "$ADDR" \
+		>"$WORK/$tool-rate.json" 2>"$WORK/$tool-rate.err"
+	check "$tool --rate 5k: achieved within 2 %, spread < 0.1, receiver sleeps" \
+		json_check "$WORK/$tool-rate.json" 'r["offered_rate"] == 5000 and
+		 abs(r["achieved_rate"] / 5000 - 1) <= 0.02 and r["arrival_cv"] < 0.1 and
+		 abs(r["msg_rate_mpps"] * 1e6 - r["achieved_rate"]) < 1 and
+		 r["server"]["wakeups"] > 0 and r["server"]["cpu_pct"] < 90' ||
+		show "$WORK/$tool-rate.json" "$WORK/$tool-rate.err"
+	stop_server
+done
 finish
