@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arrival.h"
 #include "bench.h"
 #include "error.h"
 #include "measure.h"
@@ -236,59 +235,45 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 {
 	const struct cqp_params *p = run->p;
 	uint64_t timeout_ns = (uint64_t)p->timeout_s * 1000000000ull;
-	uint64_t sent = 0, done = 0, late = 0, end_ns = 0, due, heard;
-	struct cqp_arrivals a;
+	uint64_t done = 0, heard;
+	struct cqp_open_loop ol;
 	struct ibv_wc wc[REAP_MAX];
-	bool ending = false, late_marked = false;
-	double cv;
 	int ret;
 
 	cqp_lat_rec_begin(&c->rec, p, size,
 			  cqp_cq_mode_name(c->rc.comp.cfg.mode), run->rate);
 	heard = cqp_now_ns();
-	cqp_arrivals_init(&a, p->arrival, p->burst, run->rate, heard,
-			  heard ^ (uint64_t)c->rc.qps[0]->qp_num << 32);
-	due = cqp_arrivals_next(&a);
-	while (!ending || done < sent) {
+	cqp_ol_begin(&ol, p, run->rate, heard,
+		     heard ^ (uint64_t)c->rc.qps[0]->qp_num << 32);
+	while (!ol.ending || done < ol.sent) {
 		uint64_t now = cqp_now_ns();
 		unsigned reposts = 0;
+		bool first, last;
 		int n;
 
-		while (!ending && due <= now) {
-			bool first = sent == p->warmup, last;
+		while (cqp_ol_due(&ol, now)) {
+			uint64_t *t = c->slot[ol.sent % c->cap];
 
-			if (sent - done >= c->cap || c->outstanding >= c->cap) {
-				/* Due but no room: it goes late, from the
-				 * schedule all the same. */
-				late += !late_marked && sent >= p->warmup;
-				late_marked = true;
+			if (ol.sent - done >= c->cap ||
+			    c->outstanding >= c->cap) {
+				cqp_ol_blocked(&ol);
 				break;
 			}
-			if (first) {
+			cqp_ol_next(&ol, now, &first, &last);
+			if (first)
 				cqp_comp_begin(&c->rc.comp);
-				cqp_arrivals_mark(&a);
-				if (p->duration_s)
-					end_ns = now + (uint64_t)p->duration_s *
-							   1000000000ull;
-			}
-			last = p->duration_s
-				   ? sent >= p->warmup && now >= end_ns
-				   : sent + 1 == p->warmup + p->iters;
 			if ((ret = post_msg(
-				 c, size, request_imm(sent, first, last))) < 0)
+				 c, size, request_imm(ol.sent, first, last))) <
+			    0)
 				return ret;
-			c->slot[sent % c->cap][0] = due;
-			c->slot[sent % c->cap][1] = now;
-			sent++;
-			late_marked = false;
-			ending = last;
-			due = cqp_arrivals_next(&a);
+			t[1] = now;
+			t[0] = cqp_ol_posted(&ol, last);
 			now = cqp_now_ns();
 		}
 		if ((n = cqp_comp_poll(&c->rc.comp, wc, REAP_MAX)) < 0)
 			return n;
 		if (n == 0) {
-			if (sent > done && now - heard > timeout_ns)
+			if (ol.sent > done && now - heard > timeout_ns)
 				return cqp_fail(CQP_E_TIMEOUT,
 						"no reply for %u s: the peer "
 						"is gone or stalled",
@@ -305,7 +290,7 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 				c->outstanding--;
 				continue;
 			}
-			if (done == sent)
+			if (done == ol.sent)
 				return cqp_fail(
 				    CQP_E_PROTO,
 				    "a reply to no request arrived");
@@ -320,14 +305,12 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 		    (ret = cqp_rc_post_recvs(&c->rc, 0, reposts)) < 0)
 			return ret;
 	}
-	cv = cqp_arrivals_cv(&a);
 	if ((ret = make_room(c, 1)) < 0)
 		return ret;
 	cqp_comp_cost(&c->rc.comp, mine);
 	if ((ret = cqp_lat_rec_finish(&c->rec, p, row)) < 0)
 		return ret;
-	row->late_sends = late;
-	row->arrival_cv = cv;
+	cqp_ol_finish(&ol, row);
 	return 0;
 }
 

@@ -192,6 +192,54 @@ int cqp_lat_rec_finish(struct cqp_lat_rec *r, const struct cqp_params *p,
 	return 0;
 }
 
+void cqp_ol_begin(struct cqp_open_loop *o, const struct cqp_params *p,
+		  uint64_t rate, uint64_t now, uint64_t seed)
+{
+	memset(o, 0, sizeof(*o));
+	o->p = p;
+	cqp_arrivals_init(&o->a, p->arrival, p->burst, rate, now, seed);
+	o->due = cqp_arrivals_next(&o->a);
+}
+
+void cqp_ol_blocked(struct cqp_open_loop *o)
+{
+	o->late += !o->late_marked && o->sent >= o->p->warmup;
+	o->late_marked = true;
+}
+
+void cqp_ol_next(struct cqp_open_loop *o, uint64_t now, bool *first, bool *last)
+{
+	const struct cqp_params *p = o->p;
+
+	*first = o->sent == p->warmup;
+	if (*first) {
+		/* The spread of the measured requests' gaps only. */
+		cqp_arrivals_mark(&o->a);
+		if (p->duration_s)
+			o->end_ns =
+			    now + (uint64_t)p->duration_s * 1000000000ull;
+	}
+	*last = p->duration_s ? o->sent >= p->warmup && now >= o->end_ns
+			      : o->sent + 1 == p->warmup + p->iters;
+}
+
+uint64_t cqp_ol_posted(struct cqp_open_loop *o, bool last)
+{
+	uint64_t due = o->due;
+
+	o->sent++;
+	o->late_marked = false;
+	o->ending = last;
+	o->due = cqp_arrivals_next(&o->a);
+	return due;
+}
+
+void cqp_ol_finish(const struct cqp_open_loop *o, struct cqp_row *row)
+{
+	row->late_sends = o->late;
+	row->arrival_cv = cqp_arrivals_cv(&o->a);
+}
+
 void cqp_bw_row(struct cqp_row *row, const struct cqp_bw_result *res)
 {
 	row->has_bw = true;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "arrival.h"
 #include "bench.h"
 #include "report.h"
 #include "stats.h"
@@ -55,6 +56,37 @@ void cqp_lat_rec_add_open(struct cqp_lat_rec *r, uint64_t sched_ns,
 /* The step's summary (and, with -H, its histogram) into row. */
 int cqp_lat_rec_finish(struct cqp_lat_rec *r, const struct cqp_params *p,
 		       struct cqp_row *row);
+
+/* An open loop's sending side: when the next request is due, which one
+ * starts and which ends the measured phase, and the late ones. */
+struct cqp_open_loop {
+	const struct cqp_params *p;
+	struct cqp_arrivals a;
+	uint64_t due;	 /* the next request's due time */
+	uint64_t sent;	 /* requests posted, warm-up included */
+	uint64_t late;	 /* measured requests due while there was no room */
+	uint64_t end_ns; /* -D: the measured phase ends */
+	bool late_marked, ending;
+};
+
+/* Requests at `rate` from now on (seed: the draw of Poisson gaps). */
+void cqp_ol_begin(struct cqp_open_loop *o, const struct cqp_params *p,
+		  uint64_t rate, uint64_t now, uint64_t seed);
+/* A request is due at now (and the last one is not out yet). */
+static inline bool cqp_ol_due(const struct cqp_open_loop *o, uint64_t now)
+{
+	return !o->ending && o->due <= now;
+}
+/* The due request finds no room: it goes late, counted once. */
+void cqp_ol_blocked(struct cqp_open_loop *o);
+/* About to post the due request: *first when it is the first measured
+ * one (the caller starts its counters), *last when it ends the step. */
+void cqp_ol_next(struct cqp_open_loop *o, uint64_t now, bool *first,
+		 bool *last);
+/* Posted: returns its due time; the schedule moves on. */
+uint64_t cqp_ol_posted(struct cqp_open_loop *o, bool last);
+/* The step's late sends and arrival spread into row. */
+void cqp_ol_finish(const struct cqp_open_loop *o, struct cqp_row *row);
 
 /* A bandwidth meter's result into row. */
 void cqp_bw_row(struct cqp_row *row, const struct cqp_bw_result *res);

@@ -577,19 +577,22 @@ static void print_open_loop(const struct cqp_report *r, FILE *out)
 {
 	for (unsigned i = 0; i < r->nrows; i++) {
 		const struct cqp_row *row = &r->rows[i];
+		bool short_of = row->achieved_rate < 0.98 * row->offered_rate;
 
-		if (!row->open_loop ||
-		    (row->late_sends == 0 &&
-		     !(row->achieved_rate < 0.98 * row->offered_rate)))
+		if (!row->open_loop || (!row->late_sends && !short_of))
 			continue;
-		fprintf(out,
-			" Rate not reached%s%s: %.0f/s offered, %.0f/s "
-			"achieved, %" PRIu64
-			" request%s sent late (the window was full); latency "
-			"still counts from the schedule\n",
+		fprintf(out, " %s%s%s: %.0f/s offered, %.0f/s achieved",
+			short_of ? "Rate not reached" : "Late sends",
 			row->label[0] ? " in " : "", row->label,
-			row->offered_rate, row->achieved_rate, row->late_sends,
-			row->late_sends == 1 ? "" : "s");
+			row->offered_rate, row->achieved_rate);
+		if (row->late_sends)
+			fprintf(out,
+				", %" PRIu64 " request%s sent late (the window "
+				"was full); latency still counts from the "
+				"schedule",
+				row->late_sends,
+				row->late_sends == 1 ? "" : "s");
+		fputc('\n', out);
 	}
 }
 

@@ -20,6 +20,12 @@
 #define STEP_MASK   0x3f000000u
 #define SEQ_MASK    0x00ffffffu
 
+/* An open-loop request of the client. */
+struct req {
+	uint64_t seq, sched, posted;
+	bool live;
+};
+
 struct lat_ctx {
 	struct cqp_ud ud;
 	struct cqp_lat_rec rec;
@@ -35,6 +41,11 @@ struct lat_ctx {
 	uint32_t seq;	     /* client: next ping */
 	uint64_t drop_every; /* test hook: server ignores every Nth ping */
 	uint64_t pings;
+	/* Client, open loop: the requests not yet answered or given up on,
+	 * by sequence % nslot; at most cap of them live at once. */
+	struct req *slot;
+	uint64_t nslot;
+	uint32_t cap, live;
 };
 
 static int setup(struct cqp_run *run, void *ctx)
@@ -56,6 +67,29 @@ static int setup(struct cqp_run *run, void *ctx)
 		c->sig_every = 1;
 	if (!(c->unsignaled = calloc(c->ud.nqp, sizeof(uint32_t))))
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	/* A request needs a receive for its reply, and the sends in flight
+	 * stay within the send queue (make_room's rule). */
+	c->cap = run->p->rx_depth < run->p->tx_depth ? run->p->rx_depth
+						     : run->p->tx_depth;
+	return 0;
+}
+
+/* Room for every request a --retry-us span at `rate` can hold, so that a
+ * lost one, live until given up on, never blocks the ones after it. */
+static int size_slots(struct lat_ctx *c, uint64_t rate, uint32_t retry_us)
+{
+	uint64_t n = c->cap + rate * retry_us / 1000000 + 1;
+	void *s;
+
+	if (n > (1u << 20))
+		n = 1u << 20;
+	if (n <= c->nslot)
+		return 0;
+	if (!(s = realloc(c->slot, n * sizeof(*c->slot))))
+		return cqp_fail(CQP_E_NOMEM, "no memory for %llu requests",
+				(unsigned long long)n);
+	c->slot = s;
+	c->nslot = n;
 	return 0;
 }
 
@@ -66,6 +100,8 @@ static void teardown(struct cqp_run *run, void *ctx)
 	(void)run;
 	free(c->unsignaled);
 	c->unsignaled = NULL;
+	free(c->slot);
+	c->slot = NULL;
 	cqp_lat_rec_free(&c->rec);
 	cqp_ud_teardown(&c->ud);
 }
@@ -122,16 +158,19 @@ static int check_payload(const struct cqp_ud *ud, const struct ibv_wc *wc,
 /* Reaps until wait_ms after since_ns: send completions are retired,
  * receives handed back through *got and queued for reposting, which the
  * caller does once the latency-critical step is done.  Returns how many
- * completions of either kind were reaped, 0 on silence.  sends: only our
+ * completions of either kind were reaped, 0 on silence; wait_ms 0: one
+ * poll, no wait.  sends: only our
  * sends are awaited, which wake no one armed for solicited events. */
 static int reap(struct lat_ctx *c, uint64_t since_ns, uint32_t wait_ms,
 		uint32_t size, struct ibv_wc *got, int *ngot, bool sends)
 {
 	struct ibv_wc wc[REAP_MAX];
-	int n = sends ? cqp_comp_reap_sends_from(&c->ud.comp, wc, REAP_MAX,
-						 since_ns, wait_ms)
-		      : cqp_comp_reap_from(&c->ud.comp, wc, REAP_MAX, since_ns,
-					   wait_ms);
+	/* No wait at all: the open loop's poll between sends. */
+	int n = !wait_ms ? cqp_comp_poll(&c->ud.comp, wc, REAP_MAX)
+		: sends	 ? cqp_comp_reap_sends_from(&c->ud.comp, wc, REAP_MAX,
+						    since_ns, wait_ms)
+			 : cqp_comp_reap_from(&c->ud.comp, wc, REAP_MAX,
+					      since_ns, wait_ms);
 
 	*ngot = 0;
 	for (int k = 0; k < n; k++) {
@@ -295,6 +334,131 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	return cqp_lat_rec_finish(&c->rec, p, row);
 }
 
+/* The open loop's replies: a reply to a request in flight is timed; one
+ * to a request already given up on is dropped.  Then requests older than
+ * --retry-us are given up on, oldest first, and counted lost.  Returns
+ * the completions reaped (0: silence). */
+static int take_replies(struct cqp_run *run, struct lat_ctx *c, uint32_t size,
+			uint64_t *oldest, uint64_t sent, uint64_t *lost)
+{
+	const struct cqp_params *p = run->p;
+	struct ibv_wc got[REAP_MAX];
+	uint64_t now, retry_ns = (uint64_t)p->retry_us * 1000;
+	int ngot, n = reap(c, 0, 0, size, got, &ngot, false), rc;
+
+	if (n < 0)
+		return n;
+	now = cqp_now_ns();
+	for (int k = 0; k < ngot; k++) {
+		uint32_t imm = got[k].imm_data, seq = imm & SEQ_MASK;
+		struct req *r = &c->slot[seq % c->nslot];
+
+		if ((imm & STEP_MASK) != TAG_STEP(c->step) || !r->live ||
+		    (r->seq & SEQ_MASK) != seq)
+			continue;
+		if (p->verify &&
+		    (rc = check_payload(&c->ud, &got[k], size)) < 0)
+			return rc;
+		r->live = false;
+		c->live--;
+		if (r->seq >= p->warmup)
+			cqp_lat_rec_add_open(&c->rec, r->sched, r->posted, now);
+	}
+	while (*oldest < sent) {
+		struct req *r = &c->slot[*oldest % c->nslot];
+
+		if (r->live && now - r->posted < retry_ns)
+			break;
+		if (r->live) {
+			r->live = false;
+			c->live--;
+			*lost += r->seq >= p->warmup;
+		}
+		++*oldest;
+	}
+	if (ngot && (rc = cqp_ud_recv_flush(&c->ud)) < 0)
+		return rc;
+	return n;
+}
+
+/* Open loop: requests go out on the schedule up to the window; a reply
+ * that does not come within --retry-us is counted lost, not retried (the
+ * schedule does not wait) and not in the percentiles. */
+static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
+			   uint64_t size, struct cqp_row *row,
+			   struct cqp_cost *mine)
+{
+	const struct cqp_params *p = run->p;
+	uint64_t oldest = 0, lost = 0, heard;
+	struct cqp_open_loop ol;
+	int rc;
+
+	if ((rc = size_slots(c, run->rate, p->retry_us)) < 0)
+		return rc;
+	memset(c->slot, 0, c->nslot * sizeof(*c->slot));
+	c->live = 0;
+	cqp_lat_rec_begin(&c->rec, p, size,
+			  cqp_cq_mode_name(c->ud.comp.cfg.mode), run->rate);
+	cqp_ud_recv_begin(&c->ud);
+	heard = cqp_now_ns();
+	cqp_ol_begin(&ol, p, run->rate, heard, heard ^ c->step);
+	while (!ol.ending || oldest < ol.sent) {
+		uint64_t now = cqp_now_ns();
+		bool first, last;
+
+		while (cqp_ol_due(&ol, now)) {
+			struct req *r = &c->slot[ol.sent % c->nslot];
+			uint32_t imm;
+
+			if (c->live >= c->cap || r->live ||
+			    c->outstanding + 1 > p->tx_depth) {
+				cqp_ol_blocked(&ol);
+				break;
+			}
+			cqp_ol_next(&ol, now, &first, &last);
+			if (first)
+				cqp_comp_begin(&c->ud.comp);
+			imm = (last ? TAG_END : 0) | (first ? TAG_MEASURE : 0) |
+			      TAG_STEP(c->step) |
+			      (uint32_t)(ol.sent & SEQ_MASK);
+			if ((rc = post_msg(c, (unsigned)(ol.sent % c->ud.nqp),
+					   (uint32_t)size, imm, p->verify)) < 0)
+				return rc;
+			*r = (struct req){ol.sent, 0, now, true};
+			r->sched = cqp_ol_posted(&ol, last);
+			c->live++;
+			now = cqp_now_ns();
+		}
+		rc = take_replies(run, c, (uint32_t)size, &oldest, ol.sent,
+				  &lost);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			heard = now;
+		} else if (now - heard >
+			   (uint64_t)p->timeout_s * 1000000000ull) {
+			return cqp_fail(CQP_E_TIMEOUT,
+					"no reply from the server for %u s",
+					p->timeout_s);
+		} else if ((rc = cqp_comp_check_peer(&c->ud.comp, now)) < 0) {
+			return rc;
+		}
+	}
+	if ((rc = quiesce(c, (uint32_t)size)) < 0)
+		return rc;
+	cqp_comp_cost(&c->ud.comp, mine);
+	row->has_lost = true;
+	row->lost = lost;
+	if ((rc = cqp_lat_rec_finish(&c->rec, p, row)) < 0)
+		return rc;
+	cqp_ol_finish(&ol, row);
+	/* The load sent, lost requests included: they were offered. */
+	if (row->iterations)
+		row->achieved_rate *= (double)(row->iterations + lost) /
+				      (double)row->iterations;
+	return 0;
+}
+
 /* Echo every ping of this step until the client's last one; then wait
  * for stragglers until the client, done, sends its results. */
 static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
@@ -366,8 +530,10 @@ static int run_size(struct cqp_run *run, void *ctx, uint64_t size,
 		    struct cqp_row *row, struct cqp_cost *mine)
 {
 	struct lat_ctx *c = ctx;
-	int rc = run->is_client ? run_client(run, c, size, row, mine)
-				: run_server(run, c, size, mine);
+	int rc = run->is_client && run->rate
+		     ? run_open_client(run, c, size, row, mine)
+		 : run->is_client ? run_client(run, c, size, row, mine)
+				  : run_server(run, c, size, mine);
 
 	c->step++;
 	mine->has_rx_mem = true;

@@ -135,6 +135,24 @@ check "human: one strategy line per rate" test "$(grep -c "^  at [0-9]*/s: [a-z]
 	show "$WORK/map.out"
 stop_server
 
+# UD: the same open loop; a request whose reply never comes is counted
+# lost after --retry-us, not retried and not in the percentiles.
+port=$(next_port)
+CQPERF_TEST_DROP_EVERY=50 start_server ud_send_lat "$port" --persistent \
+	--timeout 20 || not_ok "ud_send_lat server listens"
+"$CQPERF_BIN/ud_send_lat" -d "$DEV" -p "$port" --timeout 20 --output json \
+	--rate "$rate" -n $((rate * 2)) --warmup 0 --retry-us 50000 \
+	--cq-mode event --samples "$WORK/ud.csv" "$ADDR" >"$WORK/ud.json" 2>"$WORK/ud.err"
+check "ud_send_lat --rate: one in 50 lost, counted, never waited past --retry-us" \
+	json_check "$WORK/ud.json" '0.02 * '$((rate * 2))' <= r["lost_exchanges"] <= 0.03 * '$((rate * 2))' and
+	 r["iterations"] == '$((rate * 2))' - r["lost_exchanges"] and
+	 abs(r["achieved_rate"] / r["offered_rate"] - 1) <= 0.02 and
+	 r["service_lat_us"]["max"] <= 50000 and r["arrival_cv"] < 0.1' ||
+	show "$WORK/ud.json" "$WORK/ud.err"
+check "ud_send_lat --samples: the file's figures are the report's" \
+	samples_match "$WORK/ud.csv" "$WORK/ud.json"
+stop_server
+
 # Paced bandwidth: the receiver's mode at a partial load.
 for tool in cq_poll_bw ud_send_bw; do
 	port=$(next_port)
