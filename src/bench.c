@@ -258,11 +258,15 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 	memset(&mine, 0, sizeof(mine));
 	row->bytes = st->size;
 	run->rate = st->rate;
+	run->mode = st->mode;
 	if (run->p->compare_modes)
 		snprintf(row->label, sizeof(row->label), "%s",
 			 cqp_cq_mode_name(st->mode));
+	/* An open loop's client is the load: it reaps its own way. */
 	if (run->comp)
-		cqp_comp_set_mode(run->comp, st->mode);
+		cqp_comp_set_mode(run->comp, run->is_client && st->rate
+						 ? run->p->client_cq_mode
+						 : st->mode);
 	rc = ops->run_size(run, ctx, st->size, row, &mine);
 	if (rc == 0)
 		hw_mine = hw_since(run, hw_before);

@@ -34,6 +34,7 @@ struct cqp_run {
 	struct cqp_cost run_client, run_server; /* run_all tools' CPU */
 	FILE *samples; /* client: --samples, opened before connecting */
 	uint64_t rate; /* client: this step's open-loop rate; 0 closed */
+	uint32_t mode; /* this step's completion mode (the server's) */
 };
 
 struct cqp_bench_ops {

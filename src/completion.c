@@ -1,6 +1,7 @@
 #include "completion.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -531,6 +532,69 @@ int cqp_comp_poll(struct cqp_comp *c, struct ibv_wc *wc, int max)
 	if (n == 0)
 		c->after_wake = false;
 	return n < 0 ? completion_failed(c, n) : n ? found(c, n) : 0;
+}
+
+/* Sleeps on every channel until one is readable or deadline_ns passes;
+ * takes one event from each readable channel.  Returns the events taken. */
+static int sleep_until(struct cqp_comp *c, uint64_t now, uint64_t deadline_ns)
+{
+	struct pollfd fds[64];
+	unsigned n = c->nch < 64 ? c->nch : 64;
+	uint64_t left = deadline_ns - now;
+	struct timespec ts = {(time_t)(left / 1000000000u),
+			      (long)(left % 1000000000u)};
+	int r, got = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		fds[i] =
+		    (struct pollfd){.fd = c->chans[i]->fd, .events = POLLIN};
+	r = ppoll(fds, n, &ts, NULL);
+	if (r < 0 && errno != EINTR)
+		return cqp_fail(CQP_E_SYS,
+				"ppoll on the completion channels: %s",
+				strerror(errno));
+	for (unsigned i = 0; r > 0 && i < n; i++) {
+		int g;
+
+		if (!(fds[i].revents & POLLIN))
+			continue;
+		if ((g = take_event(c, c->chans[i])) < 0)
+			return g;
+		got += g;
+	}
+	return got;
+}
+
+int cqp_comp_wait_until(struct cqp_comp *c, struct ibv_wc *wc, int max,
+			uint64_t deadline_ns)
+{
+	uint64_t spin_ns = (uint64_t)c->cfg.spin_us * 1000u;
+
+	for (;;) {
+		int n = cqp_comp_poll(c, wc, max), rc;
+		uint64_t now;
+
+		if (n)
+			return n;
+		now = tick(c);
+		if (now >= deadline_ns)
+			return 0;
+		if (c->cfg.mode == CQP_CQ_POLL || !c->nch ||
+		    (c->cfg.mode == CQP_CQ_HYBRID &&
+		     now - c->last_ns < spin_ns))
+			continue;
+		if ((rc = arm(c)) < 0)
+			return rc;
+		/* What landed before the arm raises no event. */
+		if ((n = cqp_comp_poll(c, wc, max)) != 0)
+			return n;
+		if ((rc = sleep_until(c, now, deadline_ns)) < 0)
+			return rc;
+		if (rc > 0) {
+			c->cnt.wakeups++;
+			c->after_wake = true;
+		}
+	}
 }
 
 /* For a wait on our own sends: poll instead of sleeping on a channel

@@ -102,6 +102,13 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max);
  * schedule); they keep their own deadline and look at the peer with
  * cqp_comp_check_peer. */
 int cqp_comp_poll(struct cqp_comp *c, struct ibv_wc *wc, int max);
+/* Waits in the configured mode for a completion, but only until
+ * deadline_ns (a nanosecond deadline, unlike the millisecond waits
+ * below): 0 when it passed first.  Event and hybrid modes sleep on the
+ * channels with ppoll.  For an open-loop sender that must be awake when
+ * its next request is due. */
+int cqp_comp_wait_until(struct cqp_comp *c, struct ibv_wc *wc, int max,
+			uint64_t deadline_ns);
 /* The same for completions that raise no solicited event (our own
  * sends): armed for solicited events only (--solicited), a sleep would
  * last until the deadline, so it spins instead. */

@@ -240,8 +240,8 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 	struct ibv_wc wc[REAP_MAX];
 	int ret;
 
-	cqp_lat_rec_begin(&c->rec, p, size,
-			  cqp_cq_mode_name(c->rc.comp.cfg.mode), run->rate);
+	cqp_lat_rec_begin(&c->rec, p, size, cqp_cq_mode_name(run->mode),
+			  run->rate);
 	heard = cqp_now_ns();
 	cqp_ol_begin(&ol, p, run->rate, heard,
 		     heard ^ (uint64_t)c->rc.qps[0]->qp_num << 32);
@@ -270,7 +270,13 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 			t[0] = cqp_ol_posted(&ol, last);
 			now = cqp_now_ns();
 		}
-		if ((n = cqp_comp_poll(&c->rc.comp, wc, REAP_MAX)) < 0)
+		/* Awake when the next request is due (the client may sleep:
+		 * --client-cq-mode); blocked, as long as a reply takes. */
+		n = cqp_comp_wait_until(&c->rc.comp, wc, REAP_MAX,
+					!ol.ending && ol.due > now
+					    ? ol.due
+					    : now + CQP_OL_SLICE_NS);
+		if (n < 0)
 			return n;
 		if (n == 0) {
 			if (ol.sent > done && now - heard > timeout_ns)

@@ -69,6 +69,10 @@ struct cqp_open_loop {
 	bool late_marked, ending;
 };
 
+/* The longest an open loop's sender waits for a reply before it looks at
+ * its deadline and its peer again. */
+#define CQP_OL_SLICE_NS (10ull * 1000 * 1000)
+
 /* Requests at `rate` from now on (seed: the draw of Poisson gaps). */
 void cqp_ol_begin(struct cqp_open_loop *o, const struct cqp_params *p,
 		  uint64_t rate, uint64_t now, uint64_t seed);

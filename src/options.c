@@ -74,6 +74,8 @@ const struct cqp_option cqp_options[] = {
 	 "with --rate: when requests are due: fixed (every 1/R s), poisson (exponential gaps) or burst:N (N at once every N/R s)", LAT_TOOLS | BW_TOOLS, NEG},
 	{"rates", 0, CQP_OPT_RATES, OFF(rates), 0, 1, 100000000, NULL, "LIST",
 	 "open loop, a row per rate: increasing rates (k, m suffixes), optionally ending in max (the closed-loop rate, measured first)", LAT_TOOLS, NEG},
+	{"client-cq-mode", 0, CQP_OPT_ENUM, OFF(client_cq_mode), 0, 0, 2, cq_mode_words, "MODE",
+	 "with --rate or --rates: how the client (the load) reaps its replies, poll, event or hybrid; --cq-mode is the server's", LAT_TOOLS, NEG},
 	{"p99-slack", 0, CQP_OPT_U32, OFF(p99_slack), 0, 0, 1000, NULL, "PCT",
 	 "with --rates and --compare-modes: the strategy at each rate is the cheapest mode whose p99 is within PCT % of the best", LAT_TOOLS, NEG},
 	{"rtt", 0, CQP_OPT_FLAG, OFF(rtt), 0, 0, 1, NULL, NULL,
@@ -843,6 +845,12 @@ int cqp_params_parse(struct cqp_params *p, enum cqp_tool tool, int argc,
 	    seen[cqp_option_find("duration") - cqp_options])
 		return cqp_fail(CQP_E_USAGE,
 				"--iters and --duration conflict: pick one");
+	if (tool & LAT_TOOLS &&
+	    seen[cqp_option_find("client-cq-mode") - cqp_options] && !p->rate &&
+	    !p->nrates)
+		return cqp_fail(CQP_E_USAGE,
+				"--client-cq-mode needs --rate or --rates: in "
+				"ping-pong both sides reap in --cq-mode");
 	return cqp_params_validate(p, tool);
 }
 

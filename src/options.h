@@ -68,8 +68,9 @@ struct cqp_params {
 	 * the closed-loop rate measured first. */
 	uint64_t rates[CQP_MAX_RATES];
 	uint32_t nrates;
-	uint32_t p99_slack; /* % above the best p99 a choice may be */
-	uint32_t idle_sec;   /* 0 = no idle CPU measurement */
+	uint32_t p99_slack;	 /* % above the best p99 a choice may be */
+	uint32_t client_cq_mode; /* open loop: how the load reaps */
+	uint32_t idle_sec;	 /* 0 = no idle CPU measurement */
 	uint32_t tx_depth;
 	uint32_t rx_depth;
 	uint32_t cq_depth;   /* 0 = derived from the queue depths */

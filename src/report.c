@@ -892,12 +892,16 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 		else
 			fprintf(out,
 				" Open loop: %s requests/s, %s arrivals, at "
-				"most %" PRIu32 " in flight; the client polls "
+				"most %" PRIu32 " in flight; the client %s "
 				"(load), the server reaps in %s (the "
 				"service)\n",
 				rates, kind,
 				p->tx_depth < p->rx_depth ? p->tx_depth
 							  : p->rx_depth,
+				p->client_cq_mode == CQP_CQ_POLL ? "polls"
+				: p->client_cq_mode == CQP_CQ_EVENT
+				    ? "sleeps on events"
+				    : "spins, then sleeps (hybrid)",
 				p->compare_modes
 				    ? "each row's mode"
 				    : cqp_cq_mode_name(p->cq_mode));

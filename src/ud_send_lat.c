@@ -158,19 +158,20 @@ static int check_payload(const struct cqp_ud *ud, const struct ibv_wc *wc,
 /* Reaps until wait_ms after since_ns: send completions are retired,
  * receives handed back through *got and queued for reposting, which the
  * caller does once the latency-critical step is done.  Returns how many
- * completions of either kind were reaped, 0 on silence; wait_ms 0: one
- * poll, no wait.  sends: only our
+ * completions of either kind were reaped, 0 on silence; wait_ms 0: wait
+ * until since_ns at the latest.  sends: only our
  * sends are awaited, which wake no one armed for solicited events. */
 static int reap(struct lat_ctx *c, uint64_t since_ns, uint32_t wait_ms,
 		uint32_t size, struct ibv_wc *got, int *ngot, bool sends)
 {
 	struct ibv_wc wc[REAP_MAX];
-	/* No wait at all: the open loop's poll between sends. */
-	int n = !wait_ms ? cqp_comp_poll(&c->ud.comp, wc, REAP_MAX)
-		: sends	 ? cqp_comp_reap_sends_from(&c->ud.comp, wc, REAP_MAX,
-						    since_ns, wait_ms)
-			 : cqp_comp_reap_from(&c->ud.comp, wc, REAP_MAX,
-					      since_ns, wait_ms);
+	/* wait_ms 0: since_ns is a deadline (the open loop's next send). */
+	int n = !wait_ms
+		    ? cqp_comp_wait_until(&c->ud.comp, wc, REAP_MAX, since_ns)
+		: sends ? cqp_comp_reap_sends_from(&c->ud.comp, wc, REAP_MAX,
+						   since_ns, wait_ms)
+			: cqp_comp_reap_from(&c->ud.comp, wc, REAP_MAX,
+					     since_ns, wait_ms);
 
 	*ngot = 0;
 	for (int k = 0; k < n; k++) {
@@ -339,12 +340,13 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
  * --retry-us are given up on, oldest first, and counted lost.  Returns
  * the completions reaped (0: silence). */
 static int take_replies(struct cqp_run *run, struct lat_ctx *c, uint32_t size,
-			uint64_t *oldest, uint64_t sent, uint64_t *lost)
+			uint64_t *oldest, uint64_t sent, uint64_t *lost,
+			uint64_t until)
 {
 	const struct cqp_params *p = run->p;
 	struct ibv_wc got[REAP_MAX];
 	uint64_t now, retry_ns = (uint64_t)p->retry_us * 1000;
-	int ngot, n = reap(c, 0, 0, size, got, &ngot, false), rc;
+	int ngot, n = reap(c, until, 0, size, got, &ngot, false), rc;
 
 	if (n < 0)
 		return n;
@@ -361,7 +363,11 @@ static int take_replies(struct cqp_run *run, struct lat_ctx *c, uint32_t size,
 			return rc;
 		r->live = false;
 		c->live--;
-		if (r->seq >= p->warmup)
+		/* Past --retry-us (read late, after a sleep): lost all the
+		 * same, as if the scan below had come first. */
+		if (now - r->posted >= retry_ns)
+			*lost += r->seq >= p->warmup;
+		else if (r->seq >= p->warmup)
 			cqp_lat_rec_add_open(&c->rec, r->sched, r->posted, now);
 	}
 	while (*oldest < sent) {
@@ -397,8 +403,8 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 		return rc;
 	memset(c->slot, 0, c->nslot * sizeof(*c->slot));
 	c->live = 0;
-	cqp_lat_rec_begin(&c->rec, p, size,
-			  cqp_cq_mode_name(c->ud.comp.cfg.mode), run->rate);
+	cqp_lat_rec_begin(&c->rec, p, size, cqp_cq_mode_name(run->mode),
+			  run->rate);
 	cqp_ud_recv_begin(&c->ud);
 	heard = cqp_now_ns();
 	cqp_ol_begin(&ol, p, run->rate, heard, heard ^ c->step);
@@ -429,8 +435,12 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 			c->live++;
 			now = cqp_now_ns();
 		}
-		rc = take_replies(run, c, (uint32_t)size, &oldest, ol.sent,
-				  &lost);
+		/* Awake for the next request, and for the oldest one's
+		 * --retry-us. */
+		rc = take_replies(
+		    run, c, (uint32_t)size, &oldest, ol.sent, &lost,
+		    !ol.ending && ol.due > now ? ol.due
+					       : now + CQP_OL_SLICE_NS);
 		if (rc < 0)
 			return rc;
 		if (rc > 0) {
@@ -454,8 +464,8 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 	cqp_ol_finish(&ol, row);
 	/* The load sent, lost requests included: they were offered. */
 	if (row->iterations)
-		row->achieved_rate *= (double)(row->iterations + lost) /
-				      (double)row->iterations;
+		row->achieved_rate *=
+		    (double)(row->iterations + lost) / (double)row->iterations;
 	return 0;
 }
 

@@ -134,6 +134,9 @@ bad cq_event_lat --rates "1..100000000" --rates sometimes
 bad cq_event_lat --rates "--all" --rates 1k,2k -a
 bad cq_event_lat --rates "--rate" --rates 1k,2k --rate 1k
 bad cq_event_lat --p99-slack 0..1000 --p99-slack 1001
+bad cq_event_lat --client-cq-mode "--rate or --rates" --client-cq-mode event
+bad ud_send_lat --client-cq-mode "--rate or --rates" --client-cq-mode poll
+bad cq_event_lat --client-cq-mode "poll, event or hybrid" --rate 1k --client-cq-mode busy
 bad cq_event_lat --warmup 0..1000000000 --warmup -1
 bad cq_event_lat --samples "" --samples /nonexistent/dir/f 127.0.0.1
 bad cq_event_lat --duration 1..86400 -D 0

@@ -57,6 +57,16 @@ check "burst:32 in event mode: more than one completion per server wakeup" \
 	json_check "$WORK/burst.json" 'r["server"]["compl_per_wakeup"] > 1 and
 	 d["params"]["arrival"] == "burst:32"' || show "$WORK/burst.err"
 
+# A sleeping load: the client waits on its channel until a reply comes
+# or its next request is due, and keeps the rate all the same.
+lat client-event --rate "$rate" -n "$rate" --cq-mode poll --client-cq-mode event
+check "--client-cq-mode event: the client sleeps, the rate holds within 2 %" \
+	json_check "$WORK/client-event.json" 'r["client"]["wakeups"] > 0 and
+	 r["server"]["wakeups"] == 0 and
+	 abs(r["achieved_rate"] / r["offered_rate"] - 1) <= 0.02 and
+	 d["params"]["client_cq_mode"] == "event"' ||
+	show "$WORK/client-event.json" "$WORK/client-event.err"
+
 # At about 1 % of the maximum an event-mode server sleeps between
 # requests; a polling one burns its core all the same.
 low=$((max / 100 > 50 ? max / 100 : 50))

@@ -43,6 +43,7 @@ if [ -n "${CQPERF_ASAN_BIN:-}" ] && [ -x "$CQPERF_ASAN_BIN/cq_poll_bw" ]; then
 		--warmup 1 --cq-mode event --nonblock --solicited --ack-batch 8
 	pair "asan-lat-open" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" \
 		--compare-modes --rate 2k --arrival burst:8 -n 400 -H \
+		--client-cq-mode hybrid \
 		--samples /dev/null --output json
 	for mode in poll event hybrid; do
 		pair "asan-ud-bw-$mode" "" "" "$CQPERF_ASAN_BIN/ud_send_bw" \
