@@ -7,6 +7,7 @@
 #include "bench.h"
 #include "error.h"
 #include "bw.h"
+#include "measure.h"
 #include "rc.h"
 
 #define REAP_MAX 64
@@ -139,6 +140,7 @@ int main(int argc, char **argv)
 	    .setup = setup,
 	    .run_size = run_size,
 	    .teardown = teardown,
+	    .annotate = cqp_bw_annotate,
 	};
 
 	return cqp_bench_main(&ops, argc, argv);

@@ -265,28 +265,68 @@ static const struct cqp_row *event_row(const struct cqp_run *run,
 	return NULL;
 }
 
-void cqp_lat_annotate(const struct cqp_run *run, struct cqp_report *r)
+/* The projection at --project's line rate, from one wakeup's cost. */
+static void project(const struct cqp_params *p, uint64_t bytes, double cost_us,
+		    bool have_cost, struct cqp_projection *pr)
 {
-	const struct cqp_params *p = run->p;
-	const struct cqp_row *row = event_row(run, r);
-	struct cqp_projection *pr = &r->projection;
-
-	cqp_strategy_pick(r->rows, r->nrows, p->p99_slack, &r->strategy);
-	memset(pr, 0, sizeof(*pr));
-	if (row) {
-		pr->have_cost = true;
-		pr->wakeup_cost_us = row->client.cpu_pct / 100.0 *
-				     row->client.seconds * 1e6 /
-				     (double)row->client.wakeups;
-	}
+	pr->have_cost = have_cost;
+	pr->wakeup_cost_us = cost_us;
 	pr->valid = pr->have_cost || p->project_bps;
 	if (!p->project_bps)
 		return;
 	pr->rate_bps = p->project_bps;
-	pr->bytes = row ? row->bytes : p->size;
+	pr->bytes = bytes;
 	pr->batch = p->poll_batch;
 	pr->compl_per_s = (double)pr->rate_bps / 8.0 / (double)pr->bytes;
 	pr->wakeups_per_s = pr->compl_per_s / pr->batch;
 	if (pr->have_cost)
 		pr->core_pct = pr->wakeups_per_s * pr->wakeup_cost_us / 1e4;
+}
+
+static double cost_per_wakeup_us(const struct cqp_cost *c)
+{
+	return c->cpu_pct / 100.0 * c->seconds * 1e6 / (double)c->wakeups;
+}
+
+void cqp_lat_annotate(const struct cqp_run *run, struct cqp_report *r)
+{
+	const struct cqp_params *p = run->p;
+	const struct cqp_row *row = event_row(run, r);
+
+	cqp_strategy_pick(r->rows, r->nrows, p->p99_slack, &r->strategy);
+	memset(&r->projection, 0, sizeof(r->projection));
+	project(p, row ? row->bytes : p->size,
+		row ? cost_per_wakeup_us(&row->client) : 0, row != NULL,
+		&r->projection);
+}
+
+void cqp_bw_annotate(const struct cqp_run *run, struct cqp_report *r)
+{
+	const struct cqp_params *p = run->p;
+	const struct cqp_row *row = NULL;
+	struct cqp_projection_check *pc = &r->check;
+	double t;
+
+	memset(&r->projection, 0, sizeof(r->projection));
+	memset(pc, 0, sizeof(*pc));
+	for (unsigned i = r->nrows; !row && i-- > 0;)
+		if (r->rows[i].server.valid && r->rows[i].server.wakeups)
+			row = &r->rows[i];
+	if (!p->project_bps)
+		return;
+	r->projection.server_side = true;
+	project(p, row ? row->bytes : p->size,
+		row ? cost_per_wakeup_us(&row->server) : 0, row != NULL,
+		&r->projection);
+	if (!row || !row->open_loop || !(row->server.seconds > 0))
+		return;
+	t = cost_per_wakeup_us(&row->server);
+	pc->valid = true;
+	pc->rate = row->achieved_rate;
+	pc->wakeup_cost_us = t;
+	pc->model_wakeups_per_s = pc->rate < 1e6 / t ? pc->rate : 1e6 / t;
+	pc->model_cpu_pct = pc->model_wakeups_per_s * t / 1e4;
+	pc->measured_wakeups_per_s =
+	    (double)row->server.wakeups / row->server.seconds;
+	pc->measured_cpu_pct = row->server.cpu_pct;
 }

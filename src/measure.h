@@ -99,4 +99,9 @@ void cqp_bw_row(struct cqp_row *row, const struct cqp_bw_result *res);
  * client's event-mode row and, with --project, the load at that rate. */
 void cqp_lat_annotate(const struct cqp_run *run, struct cqp_report *r);
 
+/* The annotate hook of bandwidth binaries: with --project, the
+ * projection from the server's (receiver's) cost per wakeup and, with
+ * --rate, its check against what the receiver did. */
+void cqp_bw_annotate(const struct cqp_run *run, struct cqp_report *r);
+
 #endif

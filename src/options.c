@@ -87,7 +87,7 @@ const struct cqp_option cqp_options[] = {
 	{"idle-sec", 0, CQP_OPT_U32, OFF(idle_sec), 0, 1, 3600, NULL, "SEC",
 	 "after the traffic, measure each side's CPU over SEC seconds with the connection up and idle", LAT_TOOLS, NEG},
 	{"project", 0, CQP_OPT_RATE, OFF(project_bps), 0, 1000, 10000000000000ull, NULL, "RATE",
-	 "project the completion load at this line rate in bit/s (k, m, g, t suffixes: 100g) from the measured wakeup cost", LAT_TOOLS, 0},
+	 "project the completion load at this line rate in bit/s (k, m, g, t suffixes: 100g) from the measured wakeup cost (bandwidth tools: the receiver's; with --rate, also its model checked against the run)", LAT_TOOLS | BW_TOOLS, 0},
 	{"tx-depth", 't', CQP_OPT_U32, OFF(tx_depth), 0, 1, 32768, NULL, "N",
 	 "send queue depth (work requests in flight)", RDMA_TOOLS, NEG},
 	{"rx-depth", 'r', CQP_OPT_U32, OFF(rx_depth), 0, 1, 32768, NULL, "N",

@@ -769,6 +769,21 @@ static void fmt_bps(char *buf, size_t cap, uint64_t bps)
 		snprintf(buf, cap, "%.6g kb/s", (double)bps / 1e3);
 }
 
+static void print_check(const struct cqp_projection_check *pc, FILE *out)
+{
+	char rate[32], model[32], measured[32];
+
+	if (!pc->valid)
+		return;
+	fmt_rate(rate, sizeof(rate), pc->rate);
+	fmt_rate(model, sizeof(model), pc->model_wakeups_per_s);
+	fmt_rate(measured, sizeof(measured), pc->measured_wakeups_per_s);
+	fprintf(out,
+		" Projection check at %s msg/s (server): model %s wakeups/s, "
+		"%.1f%% of a core; measured %s wakeups/s, %.1f%%\n",
+		rate, model, pc->model_cpu_pct, measured, pc->measured_cpu_pct);
+}
+
 static void print_projection(const struct cqp_projection *pr, FILE *out)
 {
 	char rate[32], per_s[32], wakes[32];
@@ -780,8 +795,9 @@ static void print_projection(const struct cqp_projection *pr, FILE *out)
 	if (pr->have_cost)
 		fprintf(out,
 			" Wakeup cost: %.2f usec of CPU per wakeup (event "
-			"mode, client)\n",
-			pr->wakeup_cost_us);
+			"mode, %s)\n",
+			pr->wakeup_cost_us,
+			pr->server_side ? "server" : "client");
 	if (!pr->rate_bps)
 		return; /* no --project: the cost alone */
 	fmt_bps(rate, sizeof(rate), pr->rate_bps);
@@ -1091,6 +1107,7 @@ static void print_human(const struct cqp_report *r, FILE *out)
 	print_summary(r, out);
 	print_run_cost(r, out);
 	print_projection(&r->projection, out);
+	print_check(&r->check, out);
 	print_strategy(&r->strategy, out);
 	if (r->error)
 		fprintf(out, "partial results: %s\n", r->error);
@@ -1429,6 +1446,19 @@ static void print_json(const struct cqp_report *r, FILE *out)
 	cqp_json_arr_end(&j);
 	if (r->projection.valid)
 		json_projection(&j, &r->projection);
+	if (r->check.valid) {
+		cqp_json_obj_begin(&j, "projection_check");
+		cqp_json_double(&j, "rate", r->check.rate);
+		cqp_json_double(&j, "wakeup_cost_us", r->check.wakeup_cost_us);
+		cqp_json_double(&j, "model_wakeups_per_s",
+				r->check.model_wakeups_per_s);
+		cqp_json_double(&j, "measured_wakeups_per_s",
+				r->check.measured_wakeups_per_s);
+		cqp_json_double(&j, "model_cpu_pct", r->check.model_cpu_pct);
+		cqp_json_double(&j, "measured_cpu_pct",
+				r->check.measured_cpu_pct);
+		cqp_json_obj_end(&j);
+	}
 	if (r->strategy.n)
 		json_strategy(&j, &r->strategy);
 	if (r->nsummary)
@@ -1677,6 +1707,19 @@ static void print_csv(const struct cqp_report *r, FILE *out)
 	}
 	if (r->projection.valid)
 		csv_projection(out, &r->projection);
+	if (r->check.valid) {
+		fprintf(out, "# projection_check: rate=");
+		csv_double(out, r->check.rate);
+		fputs(" model_wakeups_per_s=", out);
+		csv_double(out, r->check.model_wakeups_per_s);
+		fputs(" measured_wakeups_per_s=", out);
+		csv_double(out, r->check.measured_wakeups_per_s);
+		fputs(" model_cpu_pct=", out);
+		csv_double(out, r->check.model_cpu_pct);
+		fputs(" measured_cpu_pct=", out);
+		csv_double(out, r->check.measured_cpu_pct);
+		fputc('\n', out);
+	}
 	for (unsigned k2 = 0; k2 < r->strategy.n; k2++) {
 		const struct cqp_choice *c = &r->strategy.c[k2];
 

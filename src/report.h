@@ -110,6 +110,7 @@ struct cqp_row {
 struct cqp_projection {
 	bool valid;
 	bool have_cost;	       /* false: no event-mode figures to go on */
+	bool server_side;      /* the cost is the server's (bandwidth tools) */
 	double wakeup_cost_us; /* CPU per wakeup, measured in event mode */
 	uint64_t rate_bps;     /* --project */
 	uint64_t bytes;	       /* message size projected */
@@ -117,6 +118,18 @@ struct cqp_projection {
 	double compl_per_s;
 	double wakeups_per_s;
 	double core_pct; /* wakeups/s x cost, as a share of a core */
+};
+
+/* --rate with --project (bandwidth tools): the model of the receiver's
+ * wakeups at the achieved rate R, from its measured CPU per wakeup t --
+ * one wakeup per message until a wakeup's work outlasts the gap between
+ * messages, so min(R, 1/t) -- beside what it measured. */
+struct cqp_projection_check {
+	bool valid;
+	double rate;	       /* messages/s achieved */
+	double wakeup_cost_us; /* t */
+	double model_wakeups_per_s, measured_wakeups_per_s;
+	double model_cpu_pct, measured_cpu_pct;
 };
 
 /* --rates with --compare-modes: at each offered rate, the mode with the
@@ -160,6 +173,7 @@ struct cqp_report {
 	const char *error; /* non-NULL: the run failed (partial) */
 	struct cqp_projection projection; /* valid: cq_event_lat figures */
 	struct cqp_strategy strategy;	  /* n == 0: none */
+	struct cqp_projection_check check;
 	const struct cqp_figure *summary;
 	unsigned nsummary;
 	/* Run-wide CPU of each side, for tools whose rows are not steps

@@ -7,6 +7,7 @@
 
 #include "bench.h"
 #include "bw.h"
+#include "measure.h"
 #include "error.h"
 #include "ud.h"
 
@@ -154,6 +155,7 @@ int main(int argc, char **argv)
 	    .setup = setup,
 	    .run_size = run_size,
 	    .teardown = teardown,
+	    .annotate = cqp_bw_annotate,
 	};
 
 	return cqp_bench_main(&ops, argc, argv);

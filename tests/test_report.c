@@ -6,6 +6,7 @@
 #include "error.h"
 #include "json.h"
 #include "kv.h"
+#include "measure.h"
 #include "report.h"
 #include "render.h"
 
@@ -1083,9 +1084,50 @@ static void test_open_loop(void)
 	CHECK(!back.open_loop);
 }
 
+/* The bandwidth tools' model check: min(R, 1/t) wakeups per second. */
+static void test_projection_check(void)
+{
+	struct fixture f;
+	struct cqp_run run = {.p = &f.p};
+	char *out;
+
+	fixture_bw(&f);
+	f.p.project_bps = 100000000000ull;
+	f.rows[1].open_loop = true;
+	f.rows[1].achieved_rate = 5000;
+	f.rows[1].server = f.rows[0].client;
+	f.rows[1].server.valid = true;
+	f.rows[1].server.cpu_pct = 20;
+	f.rows[1].server.seconds = 2;
+	f.rows[1].server.wakeups = 8000; /* t = 50 us */
+	cqp_bw_annotate(&run, &f.r);
+	CHECK(f.r.check.valid && f.r.projection.server_side);
+	CHECK_NEAR(f.r.check.wakeup_cost_us, 50, 1e-9);
+	CHECK_NEAR(f.r.check.model_wakeups_per_s, 5000, 1e-9);
+	CHECK_NEAR(f.r.check.model_cpu_pct, 25, 1e-9);
+	CHECK_NEAR(f.r.check.measured_wakeups_per_s, 4000, 1e-9);
+	out = render(&f.r);
+	CHECK(out && strstr(out, "Wakeup cost: 50.00 usec of CPU per wakeup "
+				 "(event mode, server)"));
+	CHECK(out && strstr(out, " Projection check at 5.00 k msg/s (server): "
+				 "model 5.00 k wakeups/s, 25.0% of a core; "
+				 "measured 4.00 k wakeups/s, 20.0%"));
+	free(out);
+	/* Past 1/t a wakeup's work outlasts the gaps: 20 k at most. */
+	f.rows[1].achieved_rate = 40000;
+	cqp_bw_annotate(&run, &f.r);
+	CHECK_NEAR(f.r.check.model_wakeups_per_s, 20000, 1e-6);
+	CHECK_NEAR(f.r.check.model_cpu_pct, 100, 1e-6);
+	/* No --project: no check. */
+	f.p.project_bps = 0;
+	cqp_bw_annotate(&run, &f.r);
+	CHECK(!f.r.check.valid && !f.r.projection.valid);
+}
+
 int main(void)
 {
 	test_json_writer();
+	test_projection_check();
 	test_open_loop();
 	if (have_python()) {
 		test_json_report();

@@ -169,7 +169,7 @@ for tool in cq_poll_bw ud_send_bw; do
 	start_server "$tool" "$port" --persistent --timeout 20 ||
 		not_ok "$tool server listens"
 	"$CQPERF_BIN/$tool" -d "$DEV" -p "$port" --timeout 20 --output json \
-		--rate 5k -n 10000 -s 64 --cq-mode event "$ADDR" \
+		--rate 5k -n 10000 -s 64 --cq-mode event --project 100g "$ADDR" \
 		>"$WORK/$tool-rate.json" 2>"$WORK/$tool-rate.err"
 	check "$tool --rate 5k: achieved within 2 %, spread < 0.1, receiver sleeps" \
 		json_check "$WORK/$tool-rate.json" 'r["offered_rate"] == 5000 and
@@ -177,6 +177,11 @@ for tool in cq_poll_bw ud_send_bw; do
 		 abs(r["msg_rate_mpps"] * 1e6 - r["achieved_rate"]) < 1 and
 		 r["server"]["wakeups"] > 0 and r["server"]["cpu_pct"] < 90' ||
 		show "$WORK/$tool-rate.json" "$WORK/$tool-rate.err"
+	check "$tool --rate --project: measured wakeups/s within 25 % of the model" \
+		json_check "$WORK/$tool-rate.json" '
+		 abs(d["projection_check"]["measured_wakeups_per_s"] /
+		     d["projection_check"]["model_wakeups_per_s"] - 1) <= 0.25 and
+		 d["projection"]["wakeup_cost_us"] > 0'
 	stop_server
 done
 finish
