@@ -15,15 +15,16 @@
 #include "kv.h"
 
 #define MAX_SIZES 64
-/* --compare-modes: a step per mode; --rates (one size): per rate too. */
-#define MAX_STEPS                                                              \
-	(3 * (MAX_SIZES > CQP_MAX_RATES + 1 ? MAX_SIZES : CQP_MAX_RATES + 1))
+/* Rows of one run: sizes (or rates) x modes, with each spin budget of
+ * --spin-us a hybrid row of its own. */
+#define MAX_STEPS 256
 
-/* One measured phase: a message size in one completion mode, at an
- * open-loop rate (client only; 0: closed loop). */
+/* One measured phase: a message size in one completion mode (and spin
+ * budget), at an open-loop rate (client only; 0: closed loop). */
 struct step {
 	uint64_t size;
 	uint32_t mode;
+	uint32_t spin_us;
 	uint64_t rate;
 };
 
@@ -83,10 +84,36 @@ static unsigned bench_sizes(const struct cqp_params *p, uint64_t max_all_size,
 	return n;
 }
 
+/* The steps of one size at one rate: the mode (or, with --compare-modes,
+ * each), a hybrid step per spin budget.  Returns how many were added,
+ * or 0 when they would not fit. */
+static unsigned mode_steps(const struct cqp_params *p, uint64_t size,
+			   uint64_t rate, bool one, struct step *steps,
+			   unsigned room)
+{
+	uint32_t first =
+	    one ? (p->compare_modes ? CQP_CQ_POLL : p->cq_mode) : CQP_CQ_POLL;
+	uint32_t last = one ? first : CQP_CQ_HYBRID;
+	unsigned n = 0;
+
+	for (uint32_t m = first; m <= last; m++) {
+		unsigned spins = m == CQP_CQ_HYBRID ? p->nspin : 1;
+
+		for (unsigned k = 0; k < spins; k++) {
+			if (n == room)
+				return 0;
+			steps[n++] =
+			    (struct step){size, m, p->spin_list[k], rate};
+		}
+	}
+	return n;
+}
+
 /* Every size, in the chosen mode or, with --compare-modes, in each; with
  * --rates, at each rate (a closed-loop step first when max is one). */
-static unsigned plan_steps(const struct cqp_bench_ops *ops,
-			   const struct cqp_run *run, struct step *steps)
+static int plan_steps(const struct cqp_bench_ops *ops,
+		      const struct cqp_run *run, struct step *steps,
+		      unsigned *nsteps)
 {
 	const struct cqp_params *p = run->p;
 	uint64_t sizes[MAX_SIZES], rates[CQP_MAX_RATES + 1];
@@ -105,16 +132,19 @@ static unsigned plan_steps(const struct cqp_bench_ops *ops,
 			/* The maximum is the fastest mode's closed loop. */
 			bool one =
 			    !p->compare_modes || (p->nrates && rates[k] == 0);
-			uint32_t m =
-			    one ? p->compare_modes ? CQP_CQ_POLL : p->cq_mode
-				: CQP_CQ_POLL;
+			unsigned got = mode_steps(p, sizes[i], rates[k], one,
+						  steps + n, MAX_STEPS - n);
 
-			do
-				steps[n++] =
-				    (struct step){sizes[i], m, rates[k]};
-			while (!one && ++m <= CQP_CQ_HYBRID);
+			if (!got)
+				return cqp_fail(
+				    CQP_E_USAGE,
+				    "more than %d rows (sizes x rates x modes "
+				    "x --spin-us budgets): sweep fewer at once",
+				    MAX_STEPS);
+			n += got;
 		}
-	return n;
+	*nsteps = n;
+	return 0;
 }
 
 /* --rates max: the closed-loop rate of the same size, measured first. */
@@ -259,14 +289,21 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 	row->bytes = st->size;
 	run->rate = st->rate;
 	run->mode = st->mode;
-	if (run->p->compare_modes)
+	/* A hybrid row per budget says which. */
+	if (st->mode == CQP_CQ_HYBRID && run->p->nspin > 1)
+		snprintf(row->label, sizeof(row->label), "hybrid:%" PRIu32,
+			 st->spin_us);
+	else if (run->p->compare_modes)
 		snprintf(row->label, sizeof(row->label), "%s",
 			 cqp_cq_mode_name(st->mode));
 	/* An open loop's client is the load: it reaps its own way. */
-	if (run->comp)
-		cqp_comp_set_mode(run->comp, run->is_client && st->rate
-						 ? run->p->client_cq_mode
-						 : st->mode);
+	if (run->comp && run->is_client && st->rate) {
+		cqp_comp_set_mode(run->comp, run->p->client_cq_mode);
+		cqp_comp_set_spin(run->comp, run->p->spin_us);
+	} else if (run->comp) {
+		cqp_comp_set_mode(run->comp, st->mode);
+		cqp_comp_set_spin(run->comp, st->spin_us);
+	}
 	rc = ops->run_size(run, ctx, st->size, row, &mine);
 	if (rc == 0)
 		hw_mine = hw_since(run, hw_before);
@@ -383,10 +420,11 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 				      run->max_size);
 			goto out;
 		}
-		nsteps = plan_steps(ops, run, steps);
+		if ((rc = plan_steps(ops, run, steps, &nsteps)) < 0)
+			goto out;
 	}
 	for (unsigned i = 0;; i++) {
-		struct step st = {0, 0, 0};
+		struct step st = {0, 0, 0, 0};
 
 		if (run->is_client && i < nsteps) {
 			st = steps[i];
@@ -400,7 +438,7 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 					     hw_before) < 0)
 				hw_before->n = 0;
 		}
-		rc = cqp_session_step(run->s, &st.size, &st.mode);
+		rc = cqp_session_step(run->s, &st.size, &st.mode, &st.spin_us);
 		if (rc < 0 || st.size == 0)
 			break;
 		if (i >= MAX_STEPS || st.size > run->max_size) {

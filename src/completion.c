@@ -711,6 +711,11 @@ void cqp_comp_set_mode(struct cqp_comp *c, uint32_t mode)
 	c->cfg.mode = mode;
 }
 
+void cqp_comp_set_spin(struct cqp_comp *c, uint32_t spin_us)
+{
+	c->cfg.spin_us = spin_us;
+}
+
 int cqp_comp_idle(struct cqp_comp *c, unsigned seconds, struct cqp_cost *out)
 {
 	struct ibv_wc wc[4];

@@ -163,8 +163,10 @@ void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
  * is not counted as other processes' load. */
 void cqp_comp_account_peer(struct cqp_comp *c, int pid);
 
-/* Switches the reaping mode of the same CQs between measured phases. */
+/* Switches the reaping mode (and hybrid's spin budget) of the same CQs
+ * between measured phases. */
 void cqp_comp_set_mode(struct cqp_comp *c, uint32_t mode);
+void cqp_comp_set_spin(struct cqp_comp *c, uint32_t spin_us);
 
 /* Waits `seconds` with no traffic, in the current mode, and reports the
  * thread's CPU share meanwhile (and its user/system split) in out's idle

@@ -112,8 +112,8 @@ const struct cqp_option cqp_options[] = {
 	 "work completions asked of each ibv_poll_cq call", RDMA_TOOLS, NEG},
 	{"ack-batch", 0, CQP_OPT_U32, OFF(ack_batch), 0, 1, 65536, NULL, "N",
 	 "completion events acknowledged per ibv_ack_cq_events call", RDMA_TOOLS, NEG},
-	{"spin-us", 0, CQP_OPT_U32, OFF(spin_us), 0, 0, 10000000, NULL, "USEC",
-	 "hybrid: keep polling this long after the last completion before sleeping", RDMA_TOOLS, NEG},
+	{"spin-us", 0, CQP_OPT_SPINS, OFF(spin_us), 0, 0, 10000000, NULL, "USEC[,...]",
+	 "hybrid: keep polling this long after the last completion before sleeping; a list runs each hybrid row once per budget", RDMA_TOOLS, NEG},
 	{"solicited", 0, CQP_OPT_FLAG, OFF(solicited), 0, 0, 1, NULL, NULL,
 	 "arm CQs for solicited completions only (senders set the solicited flag)", RDMA_TOOLS, NEG},
 	{"nonblock", 0, CQP_OPT_FLAG, OFF(nonblock), 0, 0, 1, NULL, NULL,
@@ -246,6 +246,8 @@ void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool)
 	p->poll_batch = 16;
 	p->ack_batch = 16;
 	p->spin_us = 50;
+	p->spin_list[0] = 50;
+	p->nspin = 1;
 	p->qkey = CQP_DEFAULT_QKEY;
 	p->retry_us = 100000;
 	p->burst = 1;
@@ -507,6 +509,40 @@ static int set_arrival(const struct cqp_option *o, struct cqp_params *p,
 	return 0;
 }
 
+/* U1[,U2...]: distinct budgets in the row's range, at most
+ * CQP_MAX_SPINS; the first is the one used outside sweeps. */
+static int set_spins(const struct cqp_option *o, struct cqp_params *p,
+		     const char *val)
+{
+	char buf[128], *save = NULL, *tok;
+	uint32_t n = 0;
+
+	if (strlen(val) >= sizeof(buf) || !val[0] || val[0] == ',' ||
+	    val[strlen(val) - 1] == ',' || strstr(val, ",,"))
+		return bad_value(o, val, "is not USEC[,USEC...]");
+	strcpy(buf, val);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		if (parse_number(tok, false, &v) < 0 || v > o->max)
+			return bad_value(o, val, "is not USEC[,USEC...]");
+		if (n == CQP_MAX_SPINS)
+			return cqp_fail(CQP_E_USAGE, "--%s: at most %d budgets",
+					o->name, CQP_MAX_SPINS);
+		for (uint32_t k = 0; k < n; k++)
+			if (p->spin_list[k] == v)
+				return cqp_fail(CQP_E_USAGE,
+						"--%s: %" PRIu64
+						" is there twice",
+						o->name, v);
+		p->spin_list[n++] = (uint32_t)v;
+	}
+	p->nspin = n;
+	p->spin_us = p->spin_list[0];
+	return 0;
+}
+
 /* R1,R2,...: increasing, each in the row's range, max only last. */
 static int set_rates(const struct cqp_option *o, struct cqp_params *p,
 		     const char *val)
@@ -598,6 +634,8 @@ int cqp_option_set(const struct cqp_option *o, struct cqp_params *p,
 		return set_arrival(o, p, val);
 	case CQP_OPT_RATES:
 		return set_rates(o, p, val);
+	case CQP_OPT_SPINS:
+		return set_spins(o, p, val);
 	default:
 		return cqp_fail(CQP_E_USAGE, "--%s takes no value", o->name);
 	}
@@ -633,6 +671,15 @@ void cqp_option_format(const struct cqp_option *o, const struct cqp_params *p,
 		snprintf(buf, cap, "%" PRIu32 ",%" PRIu32, p->cq_mod_count,
 			 p->cq_mod_usec);
 		break;
+	case CQP_OPT_SPINS: {
+		size_t n = 0;
+
+		buf[0] = '\0';
+		for (uint32_t i = 0; i < p->nspin && n < cap; i++)
+			n += (size_t)snprintf(buf + n, cap - n, "%s%" PRIu32,
+					      i ? "," : "", p->spin_list[i]);
+		break;
+	}
 	case CQP_OPT_RATES: {
 		size_t n = 0;
 
@@ -984,6 +1031,10 @@ int cqp_params_decode(struct cqp_params *p, enum cqp_tool tool,
 			p->burst = d.burst;
 		} else if (o->type == CQP_OPT_RATES) {
 			p->nrates = 0;
+		} else if (o->type == CQP_OPT_SPINS) {
+			p->spin_us = d.spin_us;
+			p->nspin = d.nspin;
+			memcpy(p->spin_list, d.spin_list, sizeof(p->spin_list));
 		} else {
 			size_t sz = o->type == CQP_OPT_FLAG  ? sizeof(bool)
 				    : o->type == CQP_OPT_STR ? o->str_cap

@@ -27,6 +27,7 @@ enum cqp_output { CQP_OUT_HUMAN, CQP_OUT_JSON, CQP_OUT_CSV };
 enum cqp_cm_mode { CQP_CM_BLOCK, CQP_CM_NONBLOCK, CQP_CM_BATCH };
 
 #define CQP_MAX_RATES 16
+#define CQP_MAX_SPINS 8
 #define CQP_RATE_MAX  UINT64_MAX /* --rates max */
 
 #define CQP_DEFAULT_PORT 18600 /* not perftest's 18515: both can run */
@@ -85,7 +86,10 @@ struct cqp_params {
 	uint32_t cq_mode; /* enum cqp_cq_mode */
 	uint32_t poll_batch;
 	uint32_t ack_batch;
-	uint32_t spin_us;
+	uint32_t spin_us; /* the first of spin_list */
+	/* --spin-us LIST: hybrid steps run once per budget. */
+	uint32_t spin_list[CQP_MAX_SPINS];
+	uint32_t nspin;
 	bool solicited;
 	bool nonblock;
 	uint32_t cq_mod_count; /* 0 = no CQ moderation */
@@ -123,6 +127,7 @@ enum cqp_opt_type {
 	CQP_OPT_CQMOD,	 /* COUNT[,USEC] into cq_mod_count/cq_mod_usec */
 	CQP_OPT_ARRIVAL, /* fixed|poisson|burst:N into arrival/burst */
 	CQP_OPT_RATES,	 /* R1,R2,...[,max] into rates/nrates */
+	CQP_OPT_SPINS,	 /* U1[,U2...] into spin_us/spin_list/nspin */
 	CQP_OPT_HELP,
 	CQP_OPT_VERSION,
 };

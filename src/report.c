@@ -872,13 +872,17 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 		fprintf(out, "  inline %" PRIu32, d->inline_size);
 	fputc('\n', out);
 	if (p && tool_uses(r->tool, offsetof(struct cqp_params, cq_mode))) {
+		char spins[96];
+
+		cqp_option_format(cqp_option_find("spin-us"), p, spins,
+				  sizeof(spins));
 		fprintf(
 		    out,
 		    " Completions: mode %s  poll batch %" PRIu32
-		    "  ack batch %" PRIu32 "  spin %" PRIu32
+		    "  ack batch %" PRIu32 "  spin %s"
 		    " us  solicited %s  nonblock %s",
 		    p->compare_modes ? "per row" : cqp_cq_mode_name(p->cq_mode),
-		    p->poll_batch, p->ack_batch, p->spin_us,
+		    p->poll_batch, p->ack_batch, spins,
 		    p->solicited ? "on" : "off", p->nonblock ? "on" : "off");
 		if (p->cq_mod_count)
 			fprintf(out,
@@ -1315,6 +1319,17 @@ static void json_params(struct cqp_json *j, const struct cqp_report *r)
 		case CQP_OPT_SIZE:
 		case CQP_OPT_RATE:
 			cqp_json_u64(j, key, *(const uint64_t *)field);
+			break;
+		case CQP_OPT_SPINS:
+			/* One budget: a number, as it always was. */
+			if (p->nspin <= 1) {
+				cqp_json_u64(j, key, p->spin_us);
+				break;
+			}
+			cqp_json_arr_begin(j, key);
+			for (uint32_t k = 0; k < p->nspin; k++)
+				cqp_json_u64(j, NULL, p->spin_list[k]);
+			cqp_json_arr_end(j);
 			break;
 		case CQP_OPT_CQMOD:
 			cqp_json_obj_begin(j, key);

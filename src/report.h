@@ -135,7 +135,7 @@ struct cqp_projection_check {
 /* --rates with --compare-modes: at each offered rate, the mode with the
  * least server CPU whose p99 is within the slack of the best p99 there
  * (strategy.h). */
-#define CQP_STRATEGY_MODES 3
+#define CQP_STRATEGY_MODES (2 + CQP_MAX_SPINS) /* poll, event, hybrids */
 struct cqp_choice {
 	double offered_rate;
 	uint64_t bytes;

@@ -148,9 +148,10 @@ int cqp_session_exchange(struct cqp_session *s, uint16_t type,
 	return 0;
 }
 
-int cqp_session_step(struct cqp_session *s, uint64_t *size, uint32_t *mode)
+int cqp_session_step(struct cqp_session *s, uint64_t *size, uint32_t *mode,
+		     uint32_t *spin_us)
 {
-	uint64_t m;
+	uint64_t m, spin;
 	char rec[64];
 	struct cqp_kv_writer w;
 	uint16_t type;
@@ -163,6 +164,7 @@ int cqp_session_step(struct cqp_session *s, uint64_t *size, uint32_t *mode)
 		cqp_kv_writer_init(&w, rec, sizeof(rec));
 		cqp_kv_add_u64(&w, "size", *size);
 		cqp_kv_add_u64(&w, "mode", *mode);
+		cqp_kv_add_u64(&w, "spin_us", *spin_us);
 		rc = cqp_oob_send(&s->oob, CQP_MSG_BARRIER, w.buf,
 				  (uint32_t)w.len);
 		if (rc < 0)
@@ -193,14 +195,18 @@ int cqp_session_step(struct cqp_session *s, uint64_t *size, uint32_t *mode)
 	rc = cqp_kv_get_u64(s->buf, len, "size", size);
 	if (rc == 0)
 		rc = cqp_kv_get_u64(s->buf, len, "mode", &m);
+	if (rc == 0)
+		rc = cqp_kv_get_u64(s->buf, len, "spin_us", &spin);
 	if (rc < 0)
 		return rc;
-	if (*size == 0 || *size > s->p->max_mem || m > CQP_CQ_HYBRID)
+	if (*size == 0 || *size > s->p->max_mem || m > CQP_CQ_HYBRID ||
+	    spin > 10000000)
 		return cqp_fail(CQP_E_PROTO,
 				"peer %s asked for size %" PRIu64
-				" in mode %" PRIu64,
-				s->oob.peer, *size, m);
+				" in mode %" PRIu64 ", spin %" PRIu64 " us",
+				s->oob.peer, *size, m, spin);
 	*mode = (uint32_t)m;
+	*spin_us = (uint32_t)spin;
 	return cqp_oob_send(&s->oob, CQP_MSG_BARRIER, "", 0);
 }
 

@@ -54,10 +54,11 @@ int cqp_session_exchange_port(struct cqp_session *s,
 			      const struct cqp_port_facts *mine,
 			      struct cqp_port_facts *theirs);
 
-/* Per-step start: the client announces the next message size and
- * completion mode (size 0: the run is over, sent as BYE); the server
- * learns them.  Both then pass a barrier. */
-int cqp_session_step(struct cqp_session *s, uint64_t *size, uint32_t *mode);
+/* Per-step start: the client announces the next message size,
+ * completion mode and hybrid spin budget (size 0: the run is over, sent
+ * as BYE); the server learns them.  Both then pass a barrier. */
+int cqp_session_step(struct cqp_session *s, uint64_t *size, uint32_t *mode,
+		     uint32_t *spin_us);
 
 /* Tell the peer why we are giving up (best effort). */
 void cqp_session_abort(struct cqp_session *s);

@@ -90,6 +90,8 @@ bad cq_poll_bw --tx-depth 1..32768 --tx-depth 32769
 bad cq_poll_bw --poll-batch 1..4096 --poll-batch 0
 bad cq_poll_bw --ack-batch 1..65536 --ack-batch 0x
 bad cq_poll_bw --spin-us 0..10000000 --spin-us 10000001
+bad cq_poll_bw --spin-us "twice" --spin-us 50,50
+bad cq_poll_bw --spin-us 0..10000000 --spin-us 50,x
 bad cq_poll_bw --qps 1..1024 -q 1025
 bad cq_poll_bw --gid-index -1..255 -x -2
 bad cq_poll_bw --gid-index -1..255 -x 256

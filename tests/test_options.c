@@ -255,6 +255,33 @@ static void test_open_loop(void)
 	CHECK(strstr(cqp_errmsg(), "--arrival needs --rate") != NULL);
 }
 
+/* --spin-us LIST: the first budget is the one used, all travel. */
+static void test_spins(void)
+{
+	struct cqp_params c, srv;
+	char rec[2048], v[64];
+	struct cqp_kv_writer w;
+	const struct cqp_option *o = cqp_option_find("spin-us");
+
+	CHECK(parse(&c, "--spin-us 0,50,2000") == 0);
+	CHECK(c.nspin == 3 && c.spin_us == 0 && c.spin_list[2] == 2000);
+	cqp_option_format(o, &c, v, sizeof(v));
+	CHECK_STR(v, "0,50,2000");
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_params_encode(&c, TOOL, &w);
+	cqp_params_defaults(&srv, TOOL);
+	CHECK(cqp_params_decode(&srv, TOOL, w.buf, w.len) == 0);
+	CHECK(srv.nspin == 3 && srv.spin_us == 0 && srv.spin_list[1] == 50);
+	CHECK(cqp_params_decode(&srv, TOOL, "", 0) == 0);
+	CHECK(srv.nspin == 1 && srv.spin_us == 50);
+	CHECK(parse(&c, "--spin-us 7") == 0);
+	CHECK(c.nspin == 1 && c.spin_us == 7);
+	bad("--spin-us 5,5", "twice");
+	bad("--spin-us 1,,2", "USEC[,USEC...]");
+	bad("--spin-us 1,2,3,4,5,6,7,8,9", "at most 8");
+	bad("--spin-us 0,10000001", "0..10000000");
+}
+
 static void test_help(void)
 {
 	char *text = NULL;
@@ -301,6 +328,7 @@ int main(int argc, char **argv)
 	test_negotiation();
 	test_latency_tool();
 	test_open_loop();
+	test_spins();
 	test_help();
 	return check_done("test_options");
 }

@@ -128,6 +128,21 @@ check "strategy at $low/s: a sleeping server (event or hybrid)" json_check \
 	"$WORK/sweep.json" 'd["strategy"][0]["choice"] in ("event", "hybrid")' ||
 	show "$WORK/sweep.json"
 
+# --spin-us LIST: a hybrid row per budget, in ping-pong and in the map.
+lat spins --cq-mode hybrid --spin-us 0,2000 -n 300
+check "--spin-us 0,2000: a row each; the long spin catches more spinning" \
+	json_check "$WORK/spins.json" '[x["label"] for x in d["results"]] ==
+	 ["hybrid:0", "hybrid:2000"] and d["params"]["spin_us"] == [0, 2000] and
+	 d["results"][1]["client"]["spin_pct"] > d["results"][0]["client"]["spin_pct"]' ||
+	show "$WORK/spins.json" "$WORK/spins.err"
+lat spinmap --rates "$low,$rate" --compare-modes --spin-us 0,200 -n 300
+check "--rates with --spin-us: every budget is a mode of the map" \
+	json_check "$WORK/spinmap.json" 'len(d["results"]) == 8 and
+	 all(len(s["modes"]) == 4 for s in d["strategy"]) and
+	 {m["mode"] for m in d["strategy"][0]["modes"]} ==
+	 {"poll", "event", "hybrid:0", "hybrid:200"}' ||
+	show "$WORK/spinmap.json" "$WORK/spinmap.err"
+
 # The other formats carry the same figures.
 "$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 --output csv \
 	--rate "$rate" -n 500 "$ADDR" >"$WORK/csv.out" 2>&1
