@@ -94,6 +94,15 @@ static double compl_per_wakeup(const struct cqp_cost *c,
 	return c->wakeups ? (double)c->completions / (double)c->wakeups : NAN;
 }
 
+/* Per message (bandwidth) or exchange (latency) of the row. */
+static double wakeups_per_msg(const struct cqp_cost *c,
+			      const struct cqp_row *row)
+{
+	return row && row->iterations
+		   ? (double)c->wakeups / (double)row->iterations
+		   : NAN;
+}
+
 static double wakeups_per_s(const struct cqp_cost *c, const struct cqp_row *row)
 {
 	(void)row;
@@ -152,6 +161,7 @@ static const struct derived_field {
 } derived_fields[] = {
     {"compl_per_wakeup", compl_per_wakeup},
     {"wakeups_per_s", wakeups_per_s},
+    {"wakeups_per_msg", wakeups_per_msg},
     {"spin_pct", spin_pct},
     {"cpu_ns_per_msg", cpu_ns_per_msg},
     {"softirq_ns_per_msg", softirq_ns_per_msg},
@@ -371,9 +381,7 @@ static void cost_cells(struct line *l, const struct cqp_cost *c,
 	line_cell(l, NUM_W, v);
 	if (s->lat) {
 		fmt_double(v, sizeof(v), "%.3f",
-			   ok && row->iterations
-			       ? (double)c->wakeups / (double)row->iterations
-			       : NAN);
+			   ok ? wakeups_per_msg(c, row) : NAN);
 		line_cell(l, NUM_W, v);
 		/* Only a ping-pong says which way each completion came. */
 		fmt_double(v, sizeof(v), "%.1f",
