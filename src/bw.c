@@ -59,11 +59,6 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 	struct ibv_sge sge[CHAIN_MAX];
 	unsigned chain = p->post_list < CHAIN_MAX ? p->post_list : CHAIN_MAX;
 
-	if (s->sched && s->due <= now && !q->done_posting &&
-	    q->posted - q->acked >= p->tx_depth && !s->late_marked) {
-		s->late += !s->warming;
-		s->late_marked = true;
-	}
 	while (!q->done_posting && q->posted - q->acked < p->tx_depth &&
 	       (!s->sched || s->due <= now)) {
 		unsigned n = 0;
@@ -120,6 +115,15 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 	return 0;
 }
 
+/* Some QP has sends not yet acked. */
+static bool in_flight(const struct sender *s)
+{
+	for (unsigned i = 0; i < s->tx->nqp; i++)
+		if (s->q[i].posted != s->q[i].acked)
+			return true;
+	return false;
+}
+
 /* The queues at the start of a phase. */
 static void reset_queues(struct sender *s)
 {
@@ -138,10 +142,12 @@ static void reset_queues(struct sender *s)
 static int pump(struct sender *s, struct cqp_bw_meter *bw, uint64_t warm_end,
 		uint64_t *now)
 {
+	const struct cqp_params *p = s->tx->p;
 	struct cqp_comp *comp = s->tx->comp;
 	struct ibv_wc wc[REAP_MAX];
 	bool measuring = !warm_end;
 	unsigned done = 0;
+	uint64_t heard = *now;
 	int ret;
 
 	while (done < s->tx->nqp) {
@@ -157,12 +163,30 @@ static int pump(struct sender *s, struct cqp_bw_meter *bw, uint64_t warm_end,
 		}
 		if (s->sched && ++s->first_qp == s->tx->nqp)
 			s->first_qp = 0;
+		/* Still due after a whole pass: no QP had room for it. */
+		if (s->sched && s->due <= *now && done < s->tx->nqp &&
+		    !s->late_marked) {
+			s->late += !s->warming;
+			s->late_marked = true;
+		}
 		/* Paced: the next send may be due before any completion. */
 		ret = s->sched ? cqp_comp_poll(comp, wc, REAP_MAX)
 			       : cqp_comp_reap(comp, wc, REAP_MAX);
 		if (ret < 0)
 			return ret;
 		*now = cqp_now_ns();
+		/* A poll has no deadline of its own: nothing acked for
+		 * --timeout with sends in flight is a stalled peer. */
+		if (ret > 0 || !s->sched) {
+			heard = *now;
+		} else if (in_flight(s) &&
+			   *now - heard >
+			       (uint64_t)p->timeout_s * 1000000000ull) {
+			return cqp_fail(CQP_E_TIMEOUT,
+					"no send completed for %u s: the "
+					"peer is gone or stalled",
+					p->timeout_s);
+		}
 		for (int k = 0; k < ret; k++) {
 			unsigned qi = (unsigned)(wc[k].wr_id >> WRID_QP_SHIFT);
 			struct txq *q = &s->q[qi];
@@ -177,6 +201,9 @@ static int pump(struct sender *s, struct cqp_bw_meter *bw, uint64_t warm_end,
 			/* Warm-up over: measure from here. */
 			measuring = true;
 			s->mark = true;
+			s->late = 0;
+			if (s->sched)
+				cqp_arrivals_mark(s->sched);
 			cqp_comp_begin(comp);
 			cqp_bw_start(bw, *now, PEAK_INTERVAL_NS);
 			continue;

@@ -154,8 +154,10 @@ void cqp_comp_destroy(struct cqp_comp *c)
 		close(c->epfd);
 	free(c->cqs);
 	free(c->chans);
+	free(c->pfd);
 	c->cqs = NULL;
 	c->chans = NULL;
+	c->pfd = NULL;
 	c->epfd = -1;
 }
 
@@ -538,25 +540,25 @@ int cqp_comp_poll(struct cqp_comp *c, struct ibv_wc *wc, int max)
  * takes one event from each readable channel.  Returns the events taken. */
 static int sleep_until(struct cqp_comp *c, uint64_t now, uint64_t deadline_ns)
 {
-	struct pollfd fds[64];
-	unsigned n = c->nch < 64 ? c->nch : 64;
 	uint64_t left = deadline_ns - now;
 	struct timespec ts = {(time_t)(left / 1000000000u),
 			      (long)(left % 1000000000u)};
 	int r, got = 0;
 
-	for (unsigned i = 0; i < n; i++)
-		fds[i] =
+	if (!c->pfd && !(c->pfd = calloc(c->nch, sizeof(*c->pfd))))
+		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	for (unsigned i = 0; i < c->nch; i++)
+		c->pfd[i] =
 		    (struct pollfd){.fd = c->chans[i]->fd, .events = POLLIN};
-	r = ppoll(fds, n, &ts, NULL);
+	r = ppoll(c->pfd, c->nch, &ts, NULL);
 	if (r < 0 && errno != EINTR)
 		return cqp_fail(CQP_E_SYS,
 				"ppoll on the completion channels: %s",
 				strerror(errno));
-	for (unsigned i = 0; r > 0 && i < n; i++) {
+	for (unsigned i = 0; r > 0 && i < c->nch; i++) {
 		int g;
 
-		if (!(fds[i].revents & POLLIN))
+		if (!(c->pfd[i].revents & POLLIN))
 			continue;
 		if ((g = take_event(c, c->chans[i])) < 0)
 			return g;

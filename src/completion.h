@@ -18,6 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct pollfd;
+
 #include "cpuacct.h"
 #include "report.h"
 #include "watchdog.h"
@@ -57,10 +59,11 @@ struct cqp_comp {
 	struct ibv_comp_channel **chans;
 	unsigned nch;
 	int epfd;
-	unsigned next;	  /* round-robin start of the next poll pass */
-	bool after_wake;  /* draining right after a wakeup */
-	uint64_t last_ns; /* time of the last completion (or start) */
-	bool progressed;  /* completions since the clock was last read */
+	struct pollfd *pfd; /* cqp_comp_wait_until's, one per channel */
+	unsigned next;	    /* round-robin start of the next poll pass */
+	bool after_wake;    /* draining right after a wakeup */
+	uint64_t last_ns;   /* time of the last completion (or start) */
+	bool progressed;    /* completions since the clock was last read */
 	struct cqp_comp_counters cnt;
 	struct cqp_cpu_acct acct; /* the measured phase's CPU */
 	struct cqp_watchdog

@@ -267,15 +267,13 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 			    0)
 				return ret;
 			t[1] = now;
-			t[0] = cqp_ol_posted(&ol, last);
+			t[0] = cqp_ol_posted(&ol, last, now);
 			now = cqp_now_ns();
 		}
 		/* Awake when the next request is due (the client may sleep:
 		 * --client-cq-mode); blocked, as long as a reply takes. */
 		n = cqp_comp_wait_until(&c->rc.comp, wc, REAP_MAX,
-					!ol.ending && ol.due > now
-					    ? ol.due
-					    : now + CQP_OL_SLICE_NS);
+					cqp_ol_wake(&ol, now));
 		if (n < 0)
 			return n;
 		if (n == 0) {

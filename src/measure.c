@@ -223,9 +223,9 @@ void cqp_ol_next(struct cqp_open_loop *o, uint64_t now, bool *first, bool *last)
 			      : o->sent + 1 == p->warmup + p->iters;
 }
 
-uint64_t cqp_ol_posted(struct cqp_open_loop *o, bool last)
+uint64_t cqp_ol_posted(struct cqp_open_loop *o, bool last, uint64_t now)
 {
-	uint64_t due = o->due;
+	uint64_t due = o->due < now ? o->due : now;
 
 	o->sent++;
 	o->late_marked = false;
@@ -249,18 +249,26 @@ void cqp_bw_row(struct cqp_row *row, const struct cqp_bw_result *res)
 	row->msg_rate_mpps = res->msg_rate / 1e6;
 }
 
-/* The client's event-mode row: what one sleep-wake-reap cycle costs. */
-static const struct cqp_row *event_row(const struct cqp_run *run,
-				       const struct cqp_report *r)
+/* The side that reaped in event mode in the last row where one did:
+ * what one sleep-wake-reap cycle costs.  In ping-pong both sides do,
+ * and the client's counts; in an open loop the server's mode is the
+ * row's (the client is the load). */
+static const struct cqp_cost *event_cost(const struct cqp_run *run,
+					 const struct cqp_report *r,
+					 const struct cqp_row **of)
 {
 	for (unsigned i = r->nrows; i-- > 0;) {
 		const struct cqp_row *row = &r->rows[i];
+		const struct cqp_cost *c =
+		    row->open_loop ? &row->server : &row->client;
 		bool event = run->p->compare_modes
 				 ? strcmp(row->label, "event") == 0
 				 : run->p->cq_mode == CQP_CQ_EVENT;
 
-		if (event && row->client.valid && row->client.wakeups)
-			return row;
+		if (event && c->valid && c->wakeups) {
+			*of = row;
+			return c;
+		}
 	}
 	return NULL;
 }
@@ -291,13 +299,14 @@ static double cost_per_wakeup_us(const struct cqp_cost *c)
 void cqp_lat_annotate(const struct cqp_run *run, struct cqp_report *r)
 {
 	const struct cqp_params *p = run->p;
-	const struct cqp_row *row = event_row(run, r);
+	const struct cqp_row *row = NULL;
+	const struct cqp_cost *c = event_cost(run, r, &row);
 
 	cqp_strategy_pick(r->rows, r->nrows, p->p99_slack, &r->strategy);
 	memset(&r->projection, 0, sizeof(r->projection));
-	project(p, row ? row->bytes : p->size,
-		row ? cost_per_wakeup_us(&row->client) : 0, row != NULL,
-		&r->projection);
+	r->projection.server_side = row && row->open_loop;
+	project(p, row ? row->bytes : p->size, c ? cost_per_wakeup_us(c) : 0,
+		c != NULL, &r->projection);
 }
 
 void cqp_bw_annotate(const struct cqp_run *run, struct cqp_report *r)

@@ -57,6 +57,10 @@ void cqp_lat_rec_add_open(struct cqp_lat_rec *r, uint64_t sched_ns,
 int cqp_lat_rec_finish(struct cqp_lat_rec *r, const struct cqp_params *p,
 		       struct cqp_row *row);
 
+/* The longest an open loop's sender waits for a reply before it looks at
+ * its deadline and its peer again. */
+#define CQP_OL_SLICE_NS (10ull * 1000 * 1000)
+
 /* An open loop's sending side: when the next request is due, which one
  * starts and which ends the measured phase, and the late ones. */
 struct cqp_open_loop {
@@ -69,17 +73,25 @@ struct cqp_open_loop {
 	bool late_marked, ending;
 };
 
-/* The longest an open loop's sender waits for a reply before it looks at
- * its deadline and its peer again. */
-#define CQP_OL_SLICE_NS (10ull * 1000 * 1000)
-
 /* Requests at `rate` from now on (seed: the draw of Poisson gaps). */
 void cqp_ol_begin(struct cqp_open_loop *o, const struct cqp_params *p,
 		  uint64_t rate, uint64_t now, uint64_t seed);
-/* A request is due at now (and the last one is not out yet). */
+/* A request is due at now (and the last one is not out yet); with -D,
+ * the one that ends the step is due when the time is up, whatever the
+ * schedule says. */
 static inline bool cqp_ol_due(const struct cqp_open_loop *o, uint64_t now)
 {
-	return !o->ending && o->due <= now;
+	return !o->ending && (o->due <= now || (o->end_ns && now >= o->end_ns));
+}
+/* Until when the sender may wait for replies: the next due request,
+ * CQP_OL_SLICE_NS at most (its deadline and its peer want looks). */
+static inline uint64_t cqp_ol_wake(const struct cqp_open_loop *o, uint64_t now)
+{
+	uint64_t slice = now + CQP_OL_SLICE_NS;
+
+	if (o->ending || o->due <= now || o->due > slice)
+		return slice;
+	return o->due;
 }
 /* The due request finds no room: it goes late, counted once. */
 void cqp_ol_blocked(struct cqp_open_loop *o);
@@ -87,8 +99,9 @@ void cqp_ol_blocked(struct cqp_open_loop *o);
  * one (the caller starts its counters), *last when it ends the step. */
 void cqp_ol_next(struct cqp_open_loop *o, uint64_t now, bool *first,
 		 bool *last);
-/* Posted: returns its due time; the schedule moves on. */
-uint64_t cqp_ol_posted(struct cqp_open_loop *o, bool last);
+/* Posted at now: returns its due time (now for a -D step's last one,
+ * sent before it was due); the schedule moves on. */
+uint64_t cqp_ol_posted(struct cqp_open_loop *o, bool last, uint64_t now);
 /* The step's late sends and arrival spread into row. */
 void cqp_ol_finish(const struct cqp_open_loop *o, struct cqp_row *row);
 

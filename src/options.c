@@ -924,6 +924,13 @@ int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
 		return cqp_fail(CQP_E_USAGE,
 				"--rate and --rates conflict: one rate, or a "
 				"row per rate");
+	if ((p->rate || p->nrates) && p->cq_depth &&
+	    p->cq_depth < p->tx_depth + p->rx_depth)
+		return cqp_fail(CQP_E_USAGE,
+				"--cq-depth %u is below tx-depth + rx-depth "
+				"(%u): an open loop can have both queues' "
+				"completions waiting at once",
+				p->cq_depth, p->tx_depth + p->rx_depth);
 	if (p->nrates && p->all)
 		return cqp_fail(CQP_E_USAGE,
 				"--rates and --all conflict: one axis at a "
@@ -984,7 +991,8 @@ void cqp_params_encode(const struct cqp_params *p, enum cqp_tool tool,
 	 * from the same defaults (the hello checked both run one version). */
 	cqp_params_defaults(&d, tool);
 	for (const struct cqp_option *o = cqp_options; o->name; o++) {
-		char mine[128], def[128];
+		/* --rates: 16 rates of up to 9 digits and their commas. */
+		char mine[512], def[512];
 
 		if (!(o->flags & CQP_OPTF_NEGOTIATED) || !(o->tools & tool))
 			continue;

@@ -50,9 +50,10 @@ void cqp_strategy_pick(const struct cqp_row *rows, unsigned nrows,
 		const struct cqp_row *r = &rows[i];
 		struct cqp_choice *c;
 
-		if (!r->open_loop || !r->has_lat || !r->server.valid ||
-		    !r->label[0] || !(c = point_of(out, r)) ||
-		    c->n == CQP_STRATEGY_MODES)
+		/* A row that answered nothing has no tail to compare. */
+		if (!r->open_loop || !r->has_lat || !r->iterations ||
+		    !r->server.valid || !r->label[0] ||
+		    !(c = point_of(out, r)) || c->n == CQP_STRATEGY_MODES)
 			continue;
 		snprintf(c->mode[c->n].mode, sizeof(c->mode[0].mode), "%s",
 			 r->label);

@@ -112,4 +112,17 @@ uint64_t cqp_pattern_seq(const uint8_t *buf, uint32_t size, uint64_t expect);
 /* The first byte that differs from the pattern for seq, or -1. */
 int64_t cqp_pattern_check(const uint8_t *buf, uint32_t size, uint64_t seq);
 
+/* The sequence number of a request whose low bits (under mask, 2^k - 1)
+ * came back on the wire: the latest one below `sent` with those bits;
+ * `sent` or more when no request sent had them. */
+static inline uint64_t cqp_seq_unwrap(uint64_t sent, uint32_t low,
+				      uint32_t mask)
+{
+	uint64_t seq = (sent & ~(uint64_t)mask) | (low & mask);
+
+	if (seq >= sent && seq >= (uint64_t)mask + 1)
+		seq -= (uint64_t)mask + 1;
+	return seq;
+}
+
 #endif

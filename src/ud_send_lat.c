@@ -352,11 +352,13 @@ static int take_replies(struct cqp_run *run, struct lat_ctx *c, uint32_t size,
 		return n;
 	now = cqp_now_ns();
 	for (int k = 0; k < ngot; k++) {
-		uint32_t imm = got[k].imm_data, seq = imm & SEQ_MASK;
+		uint32_t imm = got[k].imm_data;
+		/* The wire has 24 bits of the sequence. */
+		uint64_t seq = cqp_seq_unwrap(sent, imm, SEQ_MASK);
 		struct req *r = &c->slot[seq % c->nslot];
 
-		if ((imm & STEP_MASK) != TAG_STEP(c->step) || !r->live ||
-		    (r->seq & SEQ_MASK) != seq)
+		if ((imm & STEP_MASK) != TAG_STEP(c->step) || seq >= sent ||
+		    !r->live || r->seq != seq)
 			continue;
 		if (p->verify &&
 		    (rc = check_payload(&c->ud, &got[k], size)) < 0)
@@ -395,7 +397,8 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 			   struct cqp_cost *mine)
 {
 	const struct cqp_params *p = run->p;
-	uint64_t oldest = 0, lost = 0, heard;
+	uint64_t oldest = 0, lost = 0, heard, wake;
+	uint64_t retry_ns = (uint64_t)p->retry_us * 1000;
 	struct cqp_open_loop ol;
 	int rc;
 
@@ -431,16 +434,18 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 					   (uint32_t)size, imm, p->verify)) < 0)
 				return rc;
 			*r = (struct req){ol.sent, 0, now, true};
-			r->sched = cqp_ol_posted(&ol, last);
+			r->sched = cqp_ol_posted(&ol, last, now);
 			c->live++;
 			now = cqp_now_ns();
 		}
 		/* Awake for the next request, and for the oldest one's
 		 * --retry-us. */
-		rc = take_replies(
-		    run, c, (uint32_t)size, &oldest, ol.sent, &lost,
-		    !ol.ending && ol.due > now ? ol.due
-					       : now + CQP_OL_SLICE_NS);
+		wake = cqp_ol_wake(&ol, now);
+		if (oldest < ol.sent && c->slot[oldest % c->nslot].live &&
+		    c->slot[oldest % c->nslot].posted + retry_ns < wake)
+			wake = c->slot[oldest % c->nslot].posted + retry_ns;
+		rc = take_replies(run, c, (uint32_t)size, &oldest, ol.sent,
+				  &lost, wake);
 		if (rc < 0)
 			return rc;
 		if (rc > 0) {

@@ -136,6 +136,7 @@ bad cq_event_lat --rates "1..100000000" --rates sometimes
 bad cq_event_lat --rates "--all" --rates 1k,2k -a
 bad cq_event_lat --rates "--rate" --rates 1k,2k --rate 1k
 bad cq_event_lat --p99-slack 0..1000 --p99-slack 1001
+bad cq_event_lat --cq-depth "tx-depth + rx-depth" --rate 1k --cq-depth 16
 bad cq_event_lat --client-cq-mode "--rate or --rates" --client-cq-mode event
 bad ud_send_lat --client-cq-mode "--rate or --rates" --client-cq-mode poll
 bad cq_event_lat --client-cq-mode "poll, event or hybrid" --rate 1k --client-cq-mode busy

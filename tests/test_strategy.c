@@ -12,6 +12,7 @@ static void row(struct cqp_row *r, const char *mode, double rate, double p99,
 	memset(r, 0, sizeof(*r));
 	snprintf(r->label, sizeof(r->label), "%s", mode);
 	r->bytes = 2;
+	r->iterations = 100;
 	r->has_lat = true;
 	r->open_loop = rate > 0;
 	r->offered_rate = rate;
@@ -22,7 +23,7 @@ static void row(struct cqp_row *r, const char *mode, double rate, double p99,
 
 int main(void)
 {
-	struct cqp_row rows[12];
+	struct cqp_row rows[13];
 	struct cqp_strategy st;
 	unsigned n = 0;
 
@@ -39,6 +40,8 @@ int main(void)
 	row(&rows[n++], "poll", 12000, 50, 100); /* one mode only */
 	row(&rows[n], "event", 12000, 50, 10);
 	rows[n++].server.valid = false; /* its cost unknown */
+	row(&rows[n], "hybrid", 12000, 0, 1);
+	rows[n++].iterations = 0; /* nothing answered: no p99 of 0 */
 
 	cqp_strategy_pick(rows, n, 10, &st);
 	CHECK(st.n == 3 && st.slack_pct == 10);

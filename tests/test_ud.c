@@ -271,8 +271,22 @@ static void test_negotiation(void)
 	CHECK(!s.srq && s.qkey == 0x11111111);
 }
 
+/* 24 bits on the wire name the latest request sent with them. */
+static void test_seq_unwrap(void)
+{
+	const uint32_t m = 0xffffff;
+
+	CHECK(cqp_seq_unwrap(10, 3, m) == 3);
+	CHECK(cqp_seq_unwrap(10, 12, m) >= 10); /* never sent */
+	CHECK(cqp_seq_unwrap((1ull << 24) + 5, 3, m) == (1ull << 24) + 3);
+	CHECK(cqp_seq_unwrap((1ull << 24) + 5, m - 1, m) == m - 1);
+	CHECK(cqp_seq_unwrap(3ull << 24, 0, m) == 2ull << 24);
+	CHECK(cqp_seq_unwrap((3ull << 24) + 1, 0, m) == 3ull << 24);
+}
+
 int main(void)
 {
+	test_seq_unwrap();
 	test_pattern();
 	test_delivery_figures();
 	test_delivery_exchange();

@@ -199,4 +199,21 @@ for tool in cq_poll_bw ud_send_bw; do
 		 d["projection"]["wakeup_cost_us"] > 0'
 	stop_server
 done
+
+# A paced sender polls without a deadline of its own: a receiver that
+# stalls (its receives run out, RNR retries forever) must still end the
+# run at --timeout, not hang it.
+port=$(next_port)
+start_server cq_poll_bw "$port" --timeout 20 || not_ok "cq_poll_bw server listens"
+stall_server 1 6
+start=$(date +%s)
+"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 3 --rate 5k -n 100000 \
+	-s 64 "$ADDR" >"$WORK/bw-stall.out" 2>"$WORK/bw-stall.err"
+rc=$? took=$(($(date +%s) - start))
+wait "$STALL_PID"
+check "paced cq_poll_bw, receiver stalled: exit 1 at --timeout (got $rc after $took s)" \
+	test "$rc" -eq 1 -a "$took" -le 8 || show "$WORK/bw-stall.err"
+check "paced cq_poll_bw, receiver stalled: it says why" \
+	grep -q "no send completed for 3 s" "$WORK/bw-stall.err"
+stop_server
 finish
