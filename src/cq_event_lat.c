@@ -1,7 +1,6 @@
 /* cq_event_lat: RC ping-pong latency when each side waits for its
  * completions by polling, by completion events or by a hybrid, and what
  * each strategy costs in CPU and wakeups. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +20,7 @@ struct lat_ctx {
 	/* Messages received and not yet handled (their immediate data),
 	 * oldest first: the server's requests, the ping-pong client's pong. */
 	uint32_t *pending;
+	uint32_t head, queued, pending_cap; /* the ring: rx-depth entries */
 	uint32_t cap; /* of either: the requests that can be in flight */
 };
 
@@ -39,6 +39,7 @@ static int setup(struct cqp_run *run, void *ctx)
 	/* A request needs a send and a receive on both sides. */
 	c->cap = p->tx_depth < p->rx_depth ? p->tx_depth : p->rx_depth;
 	c->pending = calloc(p->rx_depth, sizeof(*c->pending));
+	c->pending_cap = p->rx_depth;
 	if (run->is_client)
 		c->slot = calloc(c->cap, sizeof(*c->slot));
 	if (!c->pending || (run->is_client && !c->slot))
@@ -119,15 +120,15 @@ static int make_room(struct lat_ctx *c, uint32_t tx_depth)
 /* Waits until a request is pending and the send queue has room for its
  * echo.  Requests that arrive meanwhile queue up (open loop: several may
  * be in flight). */
-static int take_request(struct lat_ctx *c, uint32_t tx_depth, uint32_t *head,
-			uint32_t *queued, uint32_t cap)
+static int take_request(struct lat_ctx *c, uint32_t tx_depth)
 {
 	struct ibv_wc wc[REAP_MAX];
 
-	while (*queued == 0 || c->outstanding >= tx_depth) {
+	while (c->queued == 0 || c->outstanding >= tx_depth) {
 		/* Only sends can make room: reap them as sends. */
-		int n = *queued ? cqp_comp_reap_sends(&c->rc.comp, wc, REAP_MAX)
-				: cqp_comp_reap(&c->rc.comp, wc, REAP_MAX);
+		int n = c->queued
+			    ? cqp_comp_reap_sends(&c->rc.comp, wc, REAP_MAX)
+			    : cqp_comp_reap(&c->rc.comp, wc, REAP_MAX);
 
 		if (n < 0)
 			return n;
@@ -136,27 +137,26 @@ static int take_request(struct lat_ctx *c, uint32_t tx_depth, uint32_t *head,
 				c->outstanding--;
 				continue;
 			}
-			if (*queued == cap)
+			if (c->queued == c->pending_cap)
 				return cqp_fail(CQP_E_PROTO,
 						"more requests arrived than "
 						"receives were posted");
-			c->pending[(*head + *queued) % cap] =
+			c->pending[(c->head + c->queued) % c->pending_cap] =
 			    wc[k].wc_flags & IBV_WC_WITH_IMM ? wc[k].imm_data
 							     : 0;
-			(*queued)++;
+			c->queued++;
 		}
 	}
 	return 0;
 }
 
 /* The oldest pending request's immediate data, taken off the queue. */
-static uint32_t next_request(struct lat_ctx *c, uint32_t *head,
-			     uint32_t *queued, uint32_t cap)
+static uint32_t next_request(struct lat_ctx *c)
 {
-	uint32_t imm = c->pending[*head];
+	uint32_t imm = c->pending[c->head];
 
-	*head = (*head + 1) % cap;
-	(*queued)--;
+	c->head = (c->head + 1) % c->pending_cap;
+	c->queued--;
 	return imm;
 }
 
@@ -165,7 +165,6 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 {
 	const struct cqp_params *p = run->p;
 	uint64_t end_ns = 0;
-	uint32_t head = 0, queued = 0;
 	int ret;
 
 	cqp_lat_rec_begin(&c->rec, p, size,
@@ -194,12 +193,11 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		/* Ping-pong: the pong is the one message pending; room to
 		 * send is make_room's business, off the timed path. */
 		if (ret == 0)
-			ret = take_request(c, UINT32_MAX, &head, &queued,
-					   p->rx_depth);
+			ret = take_request(c, UINT32_MAX);
 		if (ret < 0)
 			return ret;
 		t1 = cqp_now_ns();
-		next_request(c, &head, &queued, p->rx_depth);
+		next_request(c);
 		if ((ret = cqp_rc_post_recvs(&c->rc, 0, 1)) < 0)
 			return ret;
 		if (i >= p->warmup)
@@ -322,15 +320,14 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		      struct cqp_cost *mine)
 {
-	uint32_t cap = run->p->rx_depth, head = 0, queued = 0, imm = 0;
+	uint32_t imm = 0;
 	int ret;
 
 	cqp_comp_begin(&c->rc.comp);
 	while (imm != CQP_IMM_END) {
-		if ((ret = take_request(c, run->p->tx_depth, &head, &queued,
-					cap)) < 0)
+		if ((ret = take_request(c, run->p->tx_depth)) < 0)
 			return ret;
-		imm = next_request(c, &head, &queued, cap);
+		imm = next_request(c);
 		/* Echo first: reposting is off the critical path. */
 		if ((ret = post_msg(c, size, imm)) < 0 ||
 		    (ret = cqp_rc_post_recvs(&c->rc, 0, 1)) < 0)
