@@ -1,9 +1,13 @@
 #!/bin/bash
 # scripts/cqperf-sweep --slurm with stand-ins for srun, scontrol and the
-# tool: the server is a step on the allocation's first node, every client a
-# step on its second, aimed at the first; the server step is ended after
-# the sweep; outside an allocation, or in one of a single node, --slurm is
-# refused.  No Slurm and no RDMA device needed.
+# tool, for what the real two-node cluster of tests/twonode/launchers.sh
+# cannot show: an allocation of three nodes (only the first two are used),
+# --slurm-args reaching both steps, a server step that dies during the
+# sweep (the sweep stops at once, naming the node, instead of each client
+# waiting out its timeout), and the refusals: outside an allocation, in
+# one of a single node, with --start-server.  The real cluster covers the
+# placement of the steps, the server's end and the empty queue.  No Slurm
+# and no RDMA device needed.
 #
 # Run by automake's test harness with top_srcdir set (default: the
 # directory above this script).  Exit 0 all passed, 1 one failed, 77 no
@@ -48,10 +52,12 @@ EOF
 cat >"$tmp/bin/cq_poll_bw" <<'EOF'
 #!/bin/bash
 if [[ " $* " == *" --persistent "* ]]; then
+	[ -z "${SERVER_DIES:-}" ] || { sleep "$SERVER_DIES"; echo "no device" >&2; exit 1; }
 	echo $$ >"$SERVER_PID_FILE"
 	trap 'echo ended >>"$SERVER_PID_FILE"; exit 0' TERM
 	while :; do sleep 0.1; done
 fi
+[ -z "${CLIENT_HANGS:-}" ] || sleep "$CLIENT_HANGS"
 host=${!#}
 size=$(printf '%s\n' "$@" | sed -n 's/^--size=//p')
 [ -n "$size" ] || size=65536
@@ -70,20 +76,33 @@ in_job "$sweep" --slurm --tool cq_poll_bw --bin-dir "$tmp/bin" \
 rc=$?
 check "a sweep in a 3-node allocation succeeds (exit $rc)" test "$rc" -eq 0 ||
 	sed 's/^/# /' "$tmp/run.out"
-check "the server is one step on the first node" \
+check "3 nodes: the server is one step on the first node" \
 	test "$(grep -c 'node=nodeA .*--persistent' "$SRUN_LOG")" -eq 1
-check "every client is a step on the second node" \
+check "3 nodes: every client is a step on the second node" \
 	test "$(grep -v -- --persistent "$SRUN_LOG" | grep -c '^node=nodeB ')" -eq 2
-check "no step on the third node" eval '! grep -q nodeC "$SRUN_LOG"'
+check "3 nodes: no step on the third node" eval '! grep -q nodeC "$SRUN_LOG"'
 check "--slurm-args reach both steps" \
 	test "$(grep -c 'opts=--nodes=1 --ntasks=1 --overlap' "$SRUN_LOG")" -eq 3
-check "clients aim at the first node" json_check "$tmp/out/cq_poll_bw-size_4096.json" \
+check "without --host, clients aim at the first node's name" \
+	json_check "$tmp/out/cq_poll_bw-size_4096.json" \
 	'd["params"]["host"] == "nodeA" and d["params"]["node"] == "nodeB"'
-check "client options pass through" grep -q 'node=nodeB .*-n 10 -p 18600 --size=64' "$SRUN_LOG"
-check "results.csv has both runs" test "$(wc -l <"$tmp/out/results.csv")" -eq 3
-check "the manifest names the nodes" json_check "$tmp/out/sweep/manifest.json" \
-	'd["server"]["slurm_nodes"] == ["nodeA", "nodeB"] and d["server"]["command"][0] == "srun"'
-check "the server step is ended after the sweep" grep -q ended "$SERVER_PID_FILE"
+
+# The server step fails a second after its start (after --server-wait):
+# the first client is stopped, no other runs, and the error names where.
+t0=$(date +%s)
+SERVER_DIES=1 CLIENT_HANGS=30 in_job "$sweep" --slurm --tool cq_poll_bw \
+	--bin-dir "$tmp/bin" --out "$tmp/o6" --grid size=64,4096 \
+	--server-wait 0.2 --timeout 60 >"$tmp/run.out" 2>&1
+rc=$? secs=$(($(date +%s) - t0))
+check "a server step that dies: exit 1 (got $rc)" test "$rc" -eq 1 ||
+	sed 's/^/# /' "$tmp/run.out"
+check "a server step that dies: the sweep stops within 10 s, not the client's 30 ($secs s)" \
+	test "$secs" -lt 10
+check "a server step that dies: the error names the node and the server's words" \
+	grep -q 'error: server: the server as a step on nodeA exited with status 1: no device' \
+	"$tmp/run.out" || sed 's/^/# /' "$tmp/run.out"
+check "a server step that dies: one run tried, then none" \
+	grep -qx '1 runs, 1 failed' "$tmp/run.out"
 
 : >"$SRUN_LOG"
 in_job "$sweep" --slurm --tool cq_poll_bw --bin-dir "$tmp/bin" \
@@ -105,5 +124,11 @@ in_job "$sweep" --slurm --start-server --tool cq_poll_bw --bin-dir "$tmp/bin" \
 	--out "$tmp/o5" >"$tmp/run.out" 2>&1
 rc=$?
 check "--slurm with --start-server: exit 2 (got $rc)" test "$rc" -eq 2
+"$sweep" --tool cq_poll_bw --host h --ssh-args "-p 2" --bin-dir "$tmp/bin" \
+	--out "$tmp/o7" >"$tmp/run.out" 2>&1
+rc=$?
+check "--ssh-args without --server-ssh: exit 2 (got $rc)" test "$rc" -eq 2
+check "--ssh-args without --server-ssh: says so" \
+	grep -q -- '--ssh-args needs --server-ssh' "$tmp/run.out"
 echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed"
 [ "$CHECKS_FAILED" -eq 0 ]
