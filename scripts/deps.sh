@@ -16,10 +16,14 @@ fuzz_pkgs=(clang libclang-rt-dev)
 # The guest harness (scripts/softroce-guest.sh) boots a distribution kernel
 # under QEMU with a busybox initramfs; apt-get/dpkg-deb fetch the kernel.
 guest_pkgs=(qemu-system-x86 busybox-static cpio)
+# The launchers' two-node test (tests/twonode/launchers.sh) runs a real
+# sshd and a real Slurm cluster inside the guests, which run this
+# machine's binaries; their configuration lives in the test's own folder.
+cluster_pkgs=(openssh-client openssh-server munge slurmctld slurmd slurm-client)
 
 missing=()
 for p in "${build_pkgs[@]}" "${runtime_pkgs[@]}" "${plot_pkgs[@]}" \
-    "${fuzz_pkgs[@]}" "${guest_pkgs[@]}"; do
+    "${fuzz_pkgs[@]}" "${guest_pkgs[@]}" "${cluster_pkgs[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
     [ "$status" = "install ok installed" ] || missing+=("$p")
 done
@@ -42,6 +46,16 @@ fi
 "${sudo[@]}" apt-get update
 [ "${#missing[@]}" -gt 0 ] || exit 0
 echo "deps.sh: installing: ${missing[*]}"
+# The daemons' packages would start sshd, munged, slurmctld and slurmd on
+# this machine: a policy-rc.d that denies every start, for the install
+# only, unless the machine has one of its own (containers often do).
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# scripts/deps.sh: no service starts while it installs\nexit 101\n' |
+        "${sudo[@]}" tee "$policy" >/dev/null
+    "${sudo[@]}" chmod 755 "$policy"
+    trap '"${sudo[@]}" rm -f "$policy"' EXIT
+fi
 # Recommends would pull in e.g. QEMU's GUI and firmware we never use.
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y --no-install-recommends "${missing[@]}"

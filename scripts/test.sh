@@ -102,6 +102,12 @@ tn_log=$log/twonode.log
 "$top/tests/twonode/run.sh" "$top/build/src" 2>&1 | tee "$tn_log"
 add_suite two-node "$tn_log" "${PIPESTATUS[0]}"
 
+# cqperf-sweep's launchers for real on two guests: --server-ssh against an
+# sshd on the server node, --slurm in a two-node Slurm cluster.
+ln_log=$log/launchers.log
+"$top/tests/twonode/launchers.sh" "$top/build/src" 2>&1 | tee "$ln_log"
+add_suite launchers "$ln_log" "${PIPESTATUS[0]}"
+
 # The regression gate users run in their CI (scripts/cqperf-regress against
 # the committed ci/baseline), and proof that it catches planted regressions.
 rg_log=$log/regress.log

@@ -165,65 +165,15 @@ if [ "${1:-}" = --guest-client ]; then
 fi
 
 # --- On the host.
-bin=${1:?usage: run.sh BIN_DIR}
-bin=$(cd "$bin" && pwd -P) || exit 1
 top=$(cd "$(dirname "$self")/../.." && pwd)
 . "$top/tests/checks.sh"
-skip_all() {
-	echo "skip - $*"
-	echo "0 passed, 0 failed, 1 skipped"
-	exit 77
-}
-command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64"
-busybox=${CQPERF_BUSYBOX:-/bin/busybox}
-if [ ! -x "$busybox" ] || ldd "$busybox" >/dev/null 2>&1; then
-	skip_all "no static busybox"
-fi
-cache=${CQPERF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cqperf}
-if ! ls "$cache"/kernel/*/.done >/dev/null 2>&1 &&
-	! apt-cache show linux-image-amd64 >/dev/null 2>&1; then
-	skip_all "no guest kernel (cached or from apt)"
-fi
-for t in "${tools[@]}"; do
-	[ -x "$bin/$t" ] || {
-		not_ok "$t is built in $bin"
-		echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"
-		exit 1
-	}
-done
-
-# CQPERF_2NODE_OUT=DIR keeps both guests' files there (DIR/server,
-# DIR/client); else they go with a temporary directory.
-if [ -n "${CQPERF_2NODE_OUT:-}" ]; then
-	out=$CQPERF_2NODE_OUT
-	rm -rf "$out/server" "$out/client"
-else
-	tmp=$(mktemp -d "${TMPDIR:-/tmp}/cqperf-2node-test.XXXXXX")
-	trap 'rm -rf "$tmp"' EXIT
-	out=$tmp/out
-fi
-start=$(date +%s)
-# The guests see / read-only and their own /tmp: run from the source tree
-# (a cwd under /tmp travels as a share of its own).
-(cd "$top" && "$top/scripts/softroce-2node.sh" \
-	--timeout "${CQPERF_2NODE_TIMEOUT:-600}" --grace 90 --out "$out" -- \
-	"$self" --guest-server "$bin" -- "$self" --guest-client "$bin") 2>&1 |
-	sed 's/^/# /'
-rc=${PIPESTATUS[0]}
-echo "# two guests: $(($(date +%s) - start)) s"
-if [ "$rc" -eq 0 ]; then
-	ok "two-node guests: client and server commands exit 0"
-else
-	not_ok "two-node guests: client and server commands exit 0 (got $rc)"
-fi
-
+. "$top/tests/twonode/lib.sh"
+twonode_preflight "${1:-}" "${tools[@]}"
+twonode_out 2node-test
+twonode_boot "$self" "$bin"
 
 # Each side used its own node: the client's rxe0 has the client's address,
 # the server's the server's (so the traffic crossed the socket network).
-own_gid() { # own_gid ADDR: the device is rxe0 with ADDR's RoCE v2 GID
-	echo 'd["device"]["name"] == "rxe0" and
-	 d["device"]["gid"].lower().endswith(("::ffff:'"$1"'", "'"$2"'"))'
-}
 client_gid=$(own_gid 198.18.1.2 ffff:c612:102)
 server_gid=$(own_gid 198.18.1.1 ffff:c612:101)
 common() {
