@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "error.h"
 #include "hwcount.h"
 #include "kv.h"
+#include "workers.h"
 
 #define MAX_SIZES 64
 /* Rows of one run: sizes (or rates) x modes, with each spin budget of
@@ -37,6 +39,11 @@ static void on_signal(int sig)
 	stop_flag = 1;
 }
 
+static void on_wake(int sig)
+{
+	(void)sig; /* SIGUSR1 breaks a blocking wait: the point is EINTR */
+}
+
 static int install_signals(void)
 {
 	struct sigaction sa;
@@ -45,6 +52,11 @@ static int install_signals(void)
 	sa.sa_handler = on_signal; /* no SA_RESTART: waits return EINTR */
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+		return cqp_fail(CQP_E_SYS, "sigaction: %s", strerror(errno));
+	/* The watchdog's and --threads' wake-up: never the default action
+	 * (exit), even before the first watchdog installs it. */
+	sa.sa_handler = on_wake;
+	if (sigaction(SIGUSR1, &sa, NULL))
 		return cqp_fail(CQP_E_SYS, "sigaction: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
@@ -169,6 +181,7 @@ static void encode_results(const struct cqp_row *row,
 			   const struct cqp_cost *mine, struct cqp_kv_writer *w)
 {
 	cqp_cost_encode(mine, w);
+	cqp_threads_encode(mine, w);
 	cqp_kv_add_u64(w, "iterations", row->iterations);
 	cqp_kv_add_u64(w, "has_bw", row->has_bw);
 	cqp_kv_add_double(w, "bw_peak_gbps", row->bw_peak_gbps);
@@ -186,7 +199,7 @@ static int decode_results(struct cqp_row *row, struct cqp_cost *theirs,
 	uint64_t has_bw, has_lat;
 	int rc = cqp_cost_decode(theirs, text, len);
 
-	if (rc < 0)
+	if (rc < 0 || (rc = cqp_threads_decode(theirs, text, len)) < 0)
 		return rc;
 	if ((rc = cqp_delivery_decode(row, text, len)) < 0 ||
 	    (rc = cqp_open_loop_decode(row, text, len)) < 0)
@@ -297,20 +310,25 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 		snprintf(row->label, sizeof(row->label), "%s",
 			 cqp_cq_mode_name(st->mode));
 	/* An open loop's client is the load: it reaps its own way. */
-	if (run->comp && run->is_client && st->rate) {
-		cqp_comp_set_mode(run->comp, run->p->client_cq_mode);
-		cqp_comp_set_spin(run->comp, run->p->spin_us);
-	} else if (run->comp) {
-		cqp_comp_set_mode(run->comp, st->mode);
-		cqp_comp_set_spin(run->comp, st->spin_us);
+	for (unsigned t = 0; t < run->ncomp; t++) {
+		bool load = run->is_client && st->rate;
+
+		cqp_comp_set_mode(&run->comp[t],
+				  load ? run->p->client_cq_mode : st->mode);
+		cqp_comp_set_spin(&run->comp[t],
+				  load ? run->p->spin_us : st->spin_us);
 	}
-	rc = ops->run_size(run, ctx, st->size, row, &mine);
+	if (ops->threaded && run->ncomp > 1)
+		rc = cqp_workers_step(ops, run, ctx, st->size, row, &mine);
+	else
+		rc = ops->run_size(run, ctx, st->size, row, &mine);
 	if (rc == 0)
 		hw_mine = hw_since(run, hw_before);
 	if (rc == 0 && run->p->idle_sec && run->comp)
 		rc = measure_idle(run, &mine);
 	if (rc < 0) {
 		free(hw_mine);
+		free(mine.threads);
 		return rc;
 	}
 	cqp_kv_writer_init(&w, rec, sizeof(rec));
@@ -322,6 +340,7 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 		rc = decode_results(row, &theirs, text, len);
 	if (rc < 0) {
 		free(hw_mine);
+		free(mine.threads);
 		return rc;
 	}
 	hw_theirs = hw_decode(text, len);
@@ -363,15 +382,20 @@ static void print_report(const struct cqp_bench_ops *ops,
  * it is done and ours are due) stays for the session to read. */
 static int peer_check(void *arg)
 {
+	/* --threads: every thread's engine looks, one at a time. */
+	static pthread_mutex_t one = PTHREAD_MUTEX_INITIALIZER;
 	struct cqp_session *s = ((struct cqp_run *)arg)->s;
 	struct cqp_oob *o = &s->oob;
 	uint16_t type;
-	int r = cqp_oob_peek(o, &type);
+	int r;
 
+	pthread_mutex_lock(&one);
+	r = cqp_oob_peek(o, &type);
 	if (r == 1 && type == CQP_MSG_ERROR)
 		/* Reads the ERROR and fails with the peer's reason. */
-		return cqp_oob_expect(o, CQP_MSG_RESULTS, s->buf,
-				      CQP_OOB_MAX_PAYLOAD, NULL);
+		r = cqp_oob_expect(o, CQP_MSG_RESULTS, s->buf,
+				   CQP_OOB_MAX_PAYLOAD, NULL);
+	pthread_mutex_unlock(&one);
 	return r < 0 ? r : 0;
 }
 
@@ -401,11 +425,11 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 		goto out;
 	}
 	set_up = true;
-	if (run->comp) {
-		cqp_comp_watch_peer(run->comp, peer_check, run);
-		cqp_comp_account_peer(run->comp, run->s->oob.peer_local
-						     ? run->s->oob.peer_pid
-						     : 0);
+	for (unsigned t = 0; t < run->ncomp; t++) {
+		cqp_comp_watch_peer(&run->comp[t], peer_check, run);
+		cqp_comp_account_peer(&run->comp[t], run->s->oob.peer_local
+							 ? run->s->oob.peer_pid
+							 : 0);
 	}
 	if (ops->run_all) {
 		rc = ops->run_all(run, ctx, rows, MAX_STEPS, &nrows);
@@ -432,7 +456,8 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 		}
 		/* Before the barrier: the /proc reads stall no traffic. */
 		if (run->comp && (!run->is_client || i < nsteps)) {
-			cqp_comp_prepare(run->comp);
+			for (unsigned t = 0; t < run->ncomp; t++)
+				cqp_comp_prepare(&run->comp[t]);
 			if (hw_before &&
 			    cqp_hw_read_port(run->dev.name, run->dev.port,
 					     hw_before) < 0)
@@ -561,6 +586,12 @@ int cqp_bench_main(const struct cqp_bench_ops *ops, int argc, char **argv)
 		rc = install_signals();
 	if (rc == 0)
 		rc = pin_cpu(p.cpu);
+	if (rc == 0 && p.nthreads > sysconf(_SC_NPROCESSORS_ONLN))
+		fprintf(stderr,
+			"%s: warning: --threads %u on %ld online CPUs: "
+			"threads share CPUs\n",
+			tool_name(ops), p.nthreads,
+			sysconf(_SC_NPROCESSORS_ONLN));
 	if (rc == 0)
 		rc = p.host[0] ? client(ops, &p) : server(ops, &p);
 	if (rc < 0) {

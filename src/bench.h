@@ -6,6 +6,7 @@
 #define CQP_BENCH_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +30,11 @@ struct cqp_run {
 	struct cqp_device_info dev;  /* filled by setup */
 	uint64_t max_size;	     /* largest message the setup allows */
 	struct cqp_comp *comp;	     /* set by setup: modes switch, idle */
+	unsigned ncomp;		     /* engines at comp: one per thread */
+	/* --threads: this thread's index (its engine is comp, its QPs the
+	 * t-th group), and the flag a failing thread sets for the rest. */
+	unsigned thread;
+	atomic_int abort;
 	struct cqp_figure summary[CQP_RUN_FIGURES]; /* run-wide figures */
 	unsigned nsummary;
 	struct cqp_cost run_client, run_server; /* run_all tools' CPU */
@@ -54,6 +60,9 @@ struct cqp_bench_ops {
 	 * event type).  Fills at most cap rows and run->summary. */
 	int (*run_all)(struct cqp_run *run, void *ctx, struct cqp_row *rows,
 		       unsigned cap, unsigned *nrows);
+	/* run_size runs once per --threads thread, in parallel, each on its
+	 * own copy of run (thread, comp); rows and costs are merged. */
+	bool threaded;
 	/* Optional: add what the rows imply (e.g. a projection). */
 	void (*annotate)(const struct cqp_run *run, struct cqp_report *r);
 };

@@ -70,7 +70,8 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 			uint64_t idx = q->posted;
 			bool last = is_last(s, q, now);
 
-			s->tx->prep(s->tx->arg, i, idx, s->size, w, &sge[n]);
+			s->tx->prep(s->tx->arg, s->tx->first + i, idx, s->size,
+				    w, &sge[n]);
 			w->wr_id = ((uint64_t)i << WRID_QP_SHIFT) | idx;
 			w->next = NULL;
 			w->opcode = IBV_WR_SEND;

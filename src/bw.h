@@ -18,6 +18,7 @@ struct cqp_bw_tx {
 	struct cqp_comp *comp;
 	struct ibv_qp **qps;
 	unsigned nqp;
+	unsigned first; /* prep's qp of qps[0] (--threads: its group's) */
 	/* Fills message idx of QP qp: sge, sg_list, num_sge, the inline
 	 * flag and any transport fields; the caller of prep sets the rest
 	 * (wr_id, opcode, immediate, signaling, chaining). */

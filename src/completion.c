@@ -237,6 +237,17 @@ static int poll_pass(struct cqp_comp *c, struct ibv_wc *wc, int max)
 	return n;
 }
 
+/* SIGINT/SIGTERM, or another thread of the step failed: 0 when neither. */
+static int stopping(const struct cqp_comp *c)
+{
+	if (c->cfg.stop && *c->cfg.stop)
+		return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
+	if (c->cfg.abort && atomic_load(c->cfg.abort))
+		return cqp_fail(CQP_E_INTERRUPTED,
+				"stopped: another thread failed");
+	return 0;
+}
+
 static int timed_out(const struct cqp_comp *c)
 {
 	return cqp_fail(CQP_E_TIMEOUT,
@@ -441,8 +452,8 @@ static int wait_event(struct cqp_comp *c)
 					strerror(errno));
 		if (got < 0)
 			return got;
-		if (c->cfg.stop && *c->cfg.stop)
-			return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
+		if ((r = stopping(c)) < 0)
+			return r;
 		if (got > 0) {
 			c->cnt.wakeups++;
 			return 0;
@@ -485,15 +496,15 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 
 	/* Checked on every call, not only when idle: a busy stream must
 	 * stop on SIGINT too. */
-	if (c->cfg.stop && *c->cfg.stop)
-		return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
+	if ((rc = stopping(c)) < 0)
+		return rc;
 	for (;;) {
 		n = poll_pass(c, wc, max);
 		if (n != 0)
 			return n < 0 ? completion_failed(c, n) : found(c, n);
 		c->after_wake = false;
-		if (c->cfg.stop && *c->cfg.stop)
-			return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
+		if ((rc = stopping(c)) < 0)
+			return rc;
 		if (c->cfg.mode == CQP_CQ_POLL) {
 			uint64_t now;
 
@@ -528,8 +539,8 @@ int cqp_comp_poll(struct cqp_comp *c, struct ibv_wc *wc, int max)
 {
 	int n;
 
-	if (c->cfg.stop && *c->cfg.stop)
-		return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
+	if ((n = stopping(c)) < 0)
+		return n;
 	n = poll_pass(c, wc, max);
 	if (n == 0)
 		c->after_wake = false;
@@ -683,6 +694,7 @@ void cqp_comp_cost(struct cqp_comp *c, struct cqp_cost *out)
 	out->events_acked = c->cnt.events_acked;
 	out->spin_completions = c->cnt.spin_completions;
 	out->sleep_completions = c->cnt.sleep_completions;
+	out->channels = c->nch;
 }
 
 void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
@@ -701,6 +713,13 @@ void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
 	cfg->cpu = p->cpu;
 	cfg->timeout_ms = (int)p->timeout_s * 1000;
 	cfg->stop = stop;
+}
+
+void cqp_comp_cfg_thread(struct cqp_comp_cfg *cfg, const struct cqp_params *p,
+			 unsigned t, atomic_int *abort)
+{
+	cfg->cpu = t < p->ncpu ? p->cpus[t] : t == 0 ? p->cpu : -1;
+	cfg->abort = abort;
 }
 
 void cqp_comp_account_peer(struct cqp_comp *c, int pid)

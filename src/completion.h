@@ -15,6 +15,7 @@
 
 #include <infiniband/verbs.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -36,6 +37,9 @@ struct cqp_comp_cfg {
 	int cpu;	/* --cpu: its irq and softirq are reported; -1 none */
 	int timeout_ms; /* no completion for this long: CQP_E_TIMEOUT */
 	volatile sig_atomic_t *stop; /* set by a signal handler; may be NULL */
+	/* --threads: set when another thread of the step failed (the
+	 * waiter is woken by a signal); may be NULL. */
+	atomic_int *abort;
 };
 
 struct cqp_comp_counters {
@@ -137,6 +141,11 @@ int cqp_comp_reap_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
  * far as it can tell) or a failure that ends the wait.  reap_within/reap_from
  * look once when their wait ends in silence, at most every CQP_COMP_PEER_NS (a
  * silent return stays 0 unless the peer is gone). */
+/* Thread t's part of cfg (after cqp_comp_cfg_from_params): its CPU of
+ * --cpu LIST, and the step's abort flag. */
+void cqp_comp_cfg_thread(struct cqp_comp_cfg *cfg, const struct cqp_params *p,
+			 unsigned t, atomic_int *abort);
+
 void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg),
 			 void *arg);
 

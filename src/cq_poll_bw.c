@@ -47,14 +47,22 @@ static void prep(void *arg, unsigned i, uint64_t idx, uint32_t size,
 	wr->send_flags = size <= rc->inline_granted ? IBV_SEND_INLINE : 0;
 }
 
+/* --threads: thread t sends on, or receives from, the t-th group of -q
+ * QPs, on its own engine (run->comp). */
+static unsigned first_qp(const struct cqp_run *run)
+{
+	return run->thread * run->p->qps;
+}
+
 static int run_sender(struct cqp_run *run, struct bw_ctx *c, uint64_t size,
 		      struct cqp_row *row, struct cqp_cost *mine)
 {
 	struct cqp_bw_tx tx = {
 	    .p = run->p,
-	    .comp = &c->rc.comp,
-	    .qps = c->rc.qps,
-	    .nqp = c->rc.nqp,
+	    .comp = run->comp,
+	    .qps = c->rc.qps + first_qp(run),
+	    .nqp = run->p->qps,
+	    .first = first_qp(run),
 	    .prep = prep,
 	    .arg = &c->rc,
 	    .warmup = run->p->warmup,
@@ -71,8 +79,10 @@ static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
 			struct cqp_cost *mine)
 {
 	struct cqp_rc *rc = &c->rc;
+	struct cqp_comp *comp = run->comp;
 	struct ibv_wc wc[REAP_MAX];
-	unsigned *repost = calloc(rc->nqp, sizeof(*repost));
+	unsigned nqp = run->p->qps, first = first_qp(run);
+	unsigned *repost = calloc(nqp, sizeof(*repost));
 	unsigned dirty[REAP_MAX];
 	unsigned ended = 0;
 	uint64_t total = 0; /* every receive, warm-up included */
@@ -80,16 +90,16 @@ static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
 
 	if (!repost)
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
-	cqp_comp_begin(&rc->comp);
-	while (ended < rc->nqp) {
+	cqp_comp_begin(comp);
+	while (ended < nqp) {
 		unsigned ndirty = 0;
 
-		ret = cqp_comp_reap(&rc->comp, wc, REAP_MAX);
+		ret = cqp_comp_reap(comp, wc, REAP_MAX);
 		if (ret < 0)
 			goto out;
 		total += (uint64_t)ret;
 		for (int k = 0; k < ret; k++) {
-			unsigned q = (unsigned)wc[k].wr_id;
+			unsigned q = (unsigned)wc[k].wr_id - first;
 
 			if (repost[q]++ == 0)
 				dirty[ndirty++] = q;
@@ -98,22 +108,23 @@ static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
 			if (wc[k].imm_data == CQP_IMM_END)
 				ended++;
 			else if (wc[k].imm_data == CQP_IMM_MEASURE)
-				cqp_comp_begin(&rc->comp);
+				cqp_comp_begin(comp);
 		}
 		for (unsigned d = 0; d < ndirty; d++) {
 			unsigned q = dirty[d];
 
-			if ((ret = cqp_rc_post_recvs(rc, q, repost[q])) < 0)
+			if ((ret = cqp_rc_post_recvs(rc, first + q,
+						     repost[q])) < 0)
 				goto out;
 			repost[q] = 0;
 		}
 	}
 	ret = 0;
-	cqp_comp_cost(&rc->comp, mine);
+	cqp_comp_cost(comp, mine);
 	/* -n: the mark rode on QP 0's last warm-up send, and other QPs'
 	 * warm-up may still have been reaped after it: count exactly. */
 	if (!run->p->duration_s && run->p->warmup)
-		mine->completions = total - run->p->warmup * rc->nqp;
+		mine->completions = total - run->p->warmup * nqp;
 out:
 	free(repost);
 	return ret;
@@ -141,6 +152,7 @@ int main(int argc, char **argv)
 	    .run_size = run_size,
 	    .teardown = teardown,
 	    .annotate = cqp_bw_annotate,
+	    .threaded = true,
 	};
 
 	return cqp_bench_main(&ops, argc, argv);

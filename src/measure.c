@@ -247,6 +247,7 @@ void cqp_bw_row(struct cqp_row *row, const struct cqp_bw_result *res)
 	row->bw_avg_gbps = res->avg_bps * 8 / 1e9;
 	row->bw_peak_gbps = res->peak_bps * 8 / 1e9;
 	row->msg_rate_mpps = res->msg_rate / 1e6;
+	row->bw_seconds = res->seconds;
 }
 
 /* The side that reaped in event mode in the last row where one did:

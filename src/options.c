@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arrival.h"
 #include "error.h"
@@ -20,15 +21,17 @@
 #define RDMA_TOOLS                                                             \
 	(CQP_TOOL_CQ_POLL_BW | CQP_TOOL_CQ_EVENT_LAT | CQP_TOOL_UD_SEND_BW |   \
 	 CQP_TOOL_UD_SEND_LAT)
-#define BW_TOOLS   (CQP_TOOL_CQ_POLL_BW | CQP_TOOL_UD_SEND_BW)
-#define LAT_TOOLS  (CQP_TOOL_CQ_EVENT_LAT | CQP_TOOL_UD_SEND_LAT)
-#define UD_TOOLS   (CQP_TOOL_UD_SEND_BW | CQP_TOOL_UD_SEND_LAT)
-#define ALL	   CQP_TOOL_ALL
-#define NEG	   CQP_OPTF_NEGOTIATED
-#define OFF(field) offsetof(struct cqp_params, field)
-#define KIB	   ((uint64_t)1024)
-#define MIB	   (1024 * KIB)
-#define GIB	   (1024 * MIB)
+#define BW_TOOLS  (CQP_TOOL_CQ_POLL_BW | CQP_TOOL_UD_SEND_BW)
+#define LAT_TOOLS (CQP_TOOL_CQ_EVENT_LAT | CQP_TOOL_UD_SEND_LAT)
+#define UD_TOOLS  (CQP_TOOL_UD_SEND_BW | CQP_TOOL_UD_SEND_LAT)
+/* --threads so far: the RC bandwidth tool. */
+#define THREAD_TOOLS CQP_TOOL_CQ_POLL_BW
+#define ALL	     CQP_TOOL_ALL
+#define NEG	     CQP_OPTF_NEGOTIATED
+#define OFF(field)   offsetof(struct cqp_params, field)
+#define KIB	     ((uint64_t)1024)
+#define MIB	     (1024 * KIB)
+#define GIB	     (1024 * MIB)
 
 static const char *const cq_mode_words[] = {"poll", "event", "hybrid", NULL};
 static const char *const output_words[] = {"human", "json", "csv", NULL};
@@ -104,6 +107,8 @@ const struct cqp_option cqp_options[] = {
 	 "request a send completion every N messages (selective signaling)", BW_TOOLS, NEG},
 	{"qps", 'q', CQP_OPT_U32, OFF(qps), 0, 1, 1024, NULL, "N",
 	 "queue pairs, each with its own CQ", BW_TOOLS | CQP_TOOL_UD_SEND_LAT, NEG},
+	{"threads", 0, CQP_OPT_U32, OFF(nthreads), 0, 1, CQP_MAX_THREADS, NULL, "T",
+	 "benchmark threads on each side, on one device context: each with its own QPs (-q each), CQs and completion channel", THREAD_TOOLS, NEG},
 	{"channel-per-cq", 0, CQP_OPT_FLAG, OFF(channel_per_cq), 0, 0, 1, NULL, NULL,
 	 "give every CQ its own completion channel instead of sharing one", BW_TOOLS | CQP_TOOL_UD_SEND_LAT, NEG},
 	{"cq-mode", 0, CQP_OPT_ENUM, OFF(cq_mode), 0, 0, 2, cq_mode_words, "MODE",
@@ -168,8 +173,10 @@ const struct cqp_option cqp_options[] = {
 	 "server: most buffer memory a client may make it register", ALL, 0},
 	{"comp-vector", 0, CQP_OPT_U32, OFF(comp_vector), 0, 0, 1023, NULL, "N",
 	 "completion vector (interrupt) for the CQs", RDMA_TOOLS, 0},
-	{"cpu", 0, CQP_OPT_I32, OFF(cpu), 0, 0, 4095, NULL, "CPU",
-	 "pin the benchmark thread to this CPU", ALL, 0},
+	{"cpu", 0, CQP_OPT_CPUS, OFF(cpu), 0, 0, 4095, NULL, "CPU[,...]",
+	 "pin the benchmark thread to this CPU; with --threads a list (2,3 or 2-5): thread i on the i-th", ALL, 0},
+	{"per-thread", 0, CQP_OPT_FLAG, OFF(per_thread), 0, 0, 1, NULL, NULL,
+	 "human report: each thread's figures under the table (--threads)", THREAD_TOOLS, 0},
 	{"clock", 0, CQP_OPT_ENUM, OFF(clock), 0, 0, 3, clock_words, "SRC",
 	 "timestamp source: the TSC where it is invariant (auto), always (tsc, force-tsc: without the check), or clock_gettime (monotonic)", ALL, 0},
 	{"help", 'h', CQP_OPT_HELP, 0, 0, 0, 0, NULL, NULL,
@@ -232,6 +239,7 @@ void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool)
 	p->port = CQP_DEFAULT_PORT;
 	p->timeout_s = 30;
 	p->cpu = -1;
+	p->nthreads = 1;
 	p->output = CQP_OUT_HUMAN;
 	p->max_mem = 1 * GIB;
 	p->size = 65536;
@@ -543,6 +551,60 @@ static int set_spins(const struct cqp_option *o, struct cqp_params *p,
 	return 0;
 }
 
+/* C1,C2,... with ranges A-B: distinct CPUs this machine has, at most
+ * CQP_MAX_THREADS. */
+static int set_cpus(const struct cqp_option *o, struct cqp_params *p,
+		    const char *val)
+{
+	long have = sysconf(_SC_NPROCESSORS_CONF);
+	char buf[256], *save = NULL, *tok;
+	uint32_t n = 0;
+
+	if (strlen(val) >= sizeof(buf) || !val[0] || val[0] == ',' ||
+	    val[strlen(val) - 1] == ',' || strstr(val, ",,"))
+		return bad_value(o, val, "is not CPU[,CPU...] (or A-B)");
+	strcpy(buf, val);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *dash = strchr(tok, '-');
+		uint64_t lo, hi;
+
+		if (dash)
+			*dash = '\0';
+		if (parse_number(tok, false, &lo) < 0 ||
+		    (dash && parse_number(dash + 1, false, &hi) < 0))
+			return bad_value(o, val,
+					 "is not CPU[,CPU...] (or A-B)");
+		if (!dash)
+			hi = lo;
+		if (hi < lo || hi > o->max)
+			return bad_value(o, val,
+					 "is not CPU[,CPU...] (or A-B)");
+		for (uint64_t c = lo; c <= hi; c++) {
+			if (have > 0 && c >= (uint64_t)have)
+				return cqp_fail(CQP_E_USAGE,
+						"--%s: CPU %" PRIu64
+						" does not exist (this "
+						"machine has 0..%ld)",
+						o->name, c, have - 1);
+			if (n == CQP_MAX_THREADS)
+				return cqp_fail(CQP_E_USAGE,
+						"--%s: at most %d CPUs",
+						o->name, CQP_MAX_THREADS);
+			for (uint32_t k = 0; k < n; k++)
+				if (p->cpus[k] == (int32_t)c)
+					return cqp_fail(CQP_E_USAGE,
+							"--%s: CPU %" PRIu64
+							" is there twice",
+							o->name, c);
+			p->cpus[n++] = (int32_t)c;
+		}
+	}
+	p->ncpu = n;
+	p->cpu = p->cpus[0];
+	return 0;
+}
+
 /* R1,R2,...: increasing, each in the row's range, max only last. */
 static int set_rates(const struct cqp_option *o, struct cqp_params *p,
 		     const char *val)
@@ -636,6 +698,8 @@ int cqp_option_set(const struct cqp_option *o, struct cqp_params *p,
 		return set_rates(o, p, val);
 	case CQP_OPT_SPINS:
 		return set_spins(o, p, val);
+	case CQP_OPT_CPUS:
+		return set_cpus(o, p, val);
 	default:
 		return cqp_fail(CQP_E_USAGE, "--%s takes no value", o->name);
 	}
@@ -680,6 +744,15 @@ void cqp_option_format(const struct cqp_option *o, const struct cqp_params *p,
 					      i ? "," : "", p->spin_list[i]);
 		break;
 	}
+	case CQP_OPT_CPUS: {
+		size_t n = 0;
+
+		snprintf(buf, cap, "%" PRId32, p->cpu);
+		for (uint32_t i = 0; p->ncpu > 1 && i < p->ncpu && n < cap; i++)
+			n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId32,
+					      i ? "," : "", p->cpus[i]);
+		break;
+	}
 	case CQP_OPT_RATES: {
 		size_t n = 0;
 
@@ -715,6 +788,15 @@ const struct cqp_option *cqp_option_find(const char *name)
 	return NULL;
 }
 
+/* Two tools may give one name two rows (--threads). */
+static const struct cqp_option *find_for(const char *name, enum cqp_tool tool)
+{
+	for (const struct cqp_option *o = cqp_options; o->name; o++)
+		if (strcmp(o->name, name) == 0 && (o->tools & tool))
+			return o;
+	return NULL;
+}
+
 static bool takes_arg(const struct cqp_option *o)
 {
 	return o->type != CQP_OPT_FLAG && o->type != CQP_OPT_HELP &&
@@ -734,7 +816,8 @@ static void default_text(const struct cqp_option *o, const struct cqp_params *d,
 		   (o->type == CQP_OPT_U32 && *(const uint32_t *)f < o->min) ||
 		   (o->type == CQP_OPT_RATE &&
 		    *(const uint64_t *)f < (uint64_t)o->min) ||
-		   (o->type == CQP_OPT_I32 && *(const int32_t *)f < o->min)) {
+		   ((o->type == CQP_OPT_I32 || o->type == CQP_OPT_CPUS) &&
+		    *(const int32_t *)f < o->min)) {
 		snprintf(buf, cap, "%s", "none");
 	} else {
 		cqp_option_format(o, d, buf, cap);
@@ -963,6 +1046,20 @@ int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
 				"--mtu: '%u' is not one of 256, 512, 1024, "
 				"2048 or 4096",
 				p->mtu);
+	if (p->ncpu && p->ncpu < p->nthreads)
+		return cqp_fail(CQP_E_USAGE,
+				"--cpu lists %u CPUs for --threads %u: one "
+				"per thread",
+				p->ncpu, p->nthreads);
+	if ((uint64_t)p->nthreads * p->qps > 1024)
+		return cqp_fail(CQP_E_USAGE,
+				"--threads %u times --qps %u is %u QPs: at "
+				"most 1024 in all",
+				p->nthreads, p->qps, p->nthreads * p->qps);
+	if (p->nthreads > 1 && (p->rate || p->nrates))
+		return cqp_fail(CQP_E_USAGE,
+				"--threads with --rate or --rates is not "
+				"supported yet: one thread paces the load");
 	if (p->signal_every > p->tx_depth)
 		return cqp_fail(CQP_E_USAGE,
 				"--signal-every %u exceeds --tx-depth %u: the "
@@ -1011,9 +1108,9 @@ struct decode_ctx {
 static int decode_one(void *ctx, const char *key, const char *val)
 {
 	struct decode_ctx *d = ctx;
-	const struct cqp_option *o = cqp_option_find(key);
+	const struct cqp_option *o = find_for(key, d->tool);
 
-	if (!o || !(o->flags & CQP_OPTF_NEGOTIATED) || !(o->tools & d->tool))
+	if (!o || !(o->flags & CQP_OPTF_NEGOTIATED))
 		return cqp_fail(CQP_E_USAGE,
 				"parameter '%s' is not one %s accepts", key,
 				cqp_tool_name(d->tool));

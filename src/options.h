@@ -28,21 +28,27 @@ enum cqp_cm_mode { CQP_CM_BLOCK, CQP_CM_NONBLOCK, CQP_CM_BATCH };
 
 #define CQP_MAX_RATES 16
 #define CQP_MAX_SPINS 8
-#define CQP_RATE_MAX  UINT64_MAX /* --rates max */
+/* --threads: benchmark threads per side, each with its own QPs, CQs and
+ * completion channel. */
+#define CQP_MAX_THREADS 16
+#define CQP_RATE_MAX	UINT64_MAX /* --rates max */
 
 #define CQP_DEFAULT_PORT 18600 /* not perftest's 18515: both can run */
 #define CQP_DEFAULT_QKEY 0x11111111u
 
 struct cqp_params {
 	/* Local: each side sets its own. */
-	char ib_dev[64];      /* "" = first device */
-	uint32_t ib_port;     /* 1-based */
-	int32_t gid_index;    /* -1 = auto */
-	uint32_t port;	      /* TCP port of the out-of-band channel */
-	char host[256];	      /* "" = serve */
-	uint32_t timeout_s;   /* deadline for each wait on the peer */
-	bool persistent;      /* server: keep serving clients */
-	int32_t cpu;	      /* -1 = no pinning */
+	char ib_dev[64];	       /* "" = first device */
+	uint32_t ib_port;	       /* 1-based */
+	int32_t gid_index;	       /* -1 = auto */
+	uint32_t port;		       /* TCP port of the out-of-band channel */
+	char host[256];		       /* "" = serve */
+	uint32_t timeout_s;	       /* deadline for each wait on the peer */
+	bool persistent;	       /* server: keep serving clients */
+	int32_t cpu;		       /* -1 = no pinning; else cpus[0] */
+	int32_t cpus[CQP_MAX_THREADS]; /* --cpu LIST: thread i on cpus[i] */
+	uint32_t ncpu;
+	bool per_thread;      /* human report: a block per thread */
 	uint32_t clock;	      /* enum cqp_clock_mode */
 	uint32_t comp_vector; /* completion vector for the CQs */
 	uint32_t pkey_index;  /* P_Key table index of the QPs */
@@ -82,6 +88,7 @@ struct cqp_params {
 	uint32_t post_list;
 	uint32_t signal_every;
 	uint32_t qps;
+	uint32_t nthreads; /* --threads (bandwidth/latency tools), >= 1 */
 	bool channel_per_cq;
 	uint32_t cq_mode; /* enum cqp_cq_mode */
 	uint32_t poll_batch;
@@ -128,6 +135,7 @@ enum cqp_opt_type {
 	CQP_OPT_ARRIVAL, /* fixed|poisson|burst:N into arrival/burst */
 	CQP_OPT_RATES,	 /* R1,R2,...[,max] into rates/nrates */
 	CQP_OPT_SPINS,	 /* U1[,U2...] into spin_us/spin_list/nspin */
+	CQP_OPT_CPUS,	 /* C1[,C2...] and ranges A-B into cpu/cpus/ncpu */
 	CQP_OPT_HELP,
 	CQP_OPT_VERSION,
 };

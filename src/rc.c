@@ -16,18 +16,19 @@ static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
 {
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		     IBV_ACCESS_REMOTE_READ;
+	unsigned total = p->qps * rc->ncomp;
 	int ret;
 
-	rc->qps = calloc(p->qps, sizeof(*rc->qps));
-	rc->bufs = calloc(p->qps, sizeof(*rc->bufs));
+	rc->qps = calloc(total, sizeof(*rc->qps));
+	rc->bufs = calloc(total, sizeof(*rc->bufs));
 	if (!rc->qps || !rc->bufs)
-		return cqp_fail(CQP_E_NOMEM, "out of memory for %u QPs",
-				p->qps);
-	for (unsigned i = 0; i < p->qps; i++) {
+		return cqp_fail(CQP_E_NOMEM, "out of memory for %u QPs", total);
+	for (unsigned i = 0; i < total; i++) {
+		struct cqp_comp *comp = &rc->comp[i / p->qps];
 		struct cqp_qp_req req = {
 		    .type = IBV_QPT_RC,
-		    .send_cq = cqp_comp_cq(&rc->comp, i),
-		    .recv_cq = cqp_comp_cq(&rc->comp, i),
+		    .send_cq = cqp_comp_cq(comp, i % p->qps),
+		    .recv_cq = cqp_comp_cq(comp, i % p->qps),
 		    .max_send_wr = p->tx_depth,
 		    .max_recv_wr = p->rx_depth,
 		    .inline_size = p->inline_size,
@@ -88,7 +89,7 @@ uint64_t cqp_rc_buf_size(const struct cqp_params *p)
 
 uint64_t cqp_rc_mem_need(const struct cqp_params *p)
 {
-	return cqp_rc_buf_size(p) * p->qps;
+	return cqp_rc_buf_size(p) * p->qps * p->nthreads;
 }
 
 int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
@@ -110,18 +111,24 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
 	run->max_size = rc->dev.port_attr.max_msg_sz < buf_size
 			    ? rc->dev.port_attr.max_msg_sz
 			    : buf_size;
-	cqp_comp_cfg_from_params(&cfg, p, receiver, run->stop);
-	ret = cqp_comp_create(&rc->comp, rc->dev.ctx, &cfg, p->qps, depth);
-	if (ret < 0)
-		return ret;
-	rc->comp_created = true;
-	run->comp = &rc->comp;
-	if (p->cq_mod_count) {
-		ret = cqp_comp_moderate(&rc->comp, p->cq_mod_count,
-					p->cq_mod_usec);
+	rc->comp = calloc(p->nthreads, sizeof(*rc->comp));
+	if (!rc->comp)
+		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	for (unsigned t = 0; t < p->nthreads; t++) {
+		cqp_comp_cfg_from_params(&cfg, p, receiver, run->stop);
+		cqp_comp_cfg_thread(&cfg, p, t, &run->abort);
+		ret = cqp_comp_create(&rc->comp[t], rc->dev.ctx, &cfg, p->qps,
+				      depth);
 		if (ret < 0)
 			return ret;
+		rc->ncomp++;
+		if (p->cq_mod_count &&
+		    (ret = cqp_comp_moderate(&rc->comp[t], p->cq_mod_count,
+					     p->cq_mod_usec)) < 0)
+			return ret;
 	}
+	run->comp = rc->comp;
+	run->ncomp = rc->ncomp;
 	ret = create_qps(rc, p, buf_size);
 	if (ret < 0)
 		return ret;
@@ -143,8 +150,9 @@ void cqp_rc_teardown(struct cqp_rc *rc)
 		cqp_buf_free(&rc->bufs[i]);
 	free(rc->qps);
 	free(rc->bufs);
-	if (rc->comp_created)
-		cqp_comp_destroy(&rc->comp);
+	for (unsigned t = 0; t < rc->ncomp; t++)
+		cqp_comp_destroy(&rc->comp[t]);
+	free(rc->comp);
 	if (rc->dev_open)
 		cqp_dev_close(&rc->dev);
 	memset(rc, 0, sizeof(*rc));

@@ -14,8 +14,10 @@
 struct cqp_rc {
 	struct cqp_dev dev;
 	bool dev_open;
-	struct cqp_comp comp;
-	bool comp_created;
+	/* One engine per --threads thread, each over its own CQs (and
+	 * channel); QPs are thread-major: thread t has qps[t * q ...]. */
+	struct cqp_comp *comp;
+	unsigned ncomp; /* created */
 	struct ibv_qp **qps;
 	struct cqp_buf *bufs;
 	unsigned nqp;
@@ -28,10 +30,11 @@ uint64_t cqp_rc_buf_size(const struct cqp_params *p);
 /* Buffer memory one side registers, for the server's --max-mem. */
 uint64_t cqp_rc_mem_need(const struct cqp_params *p);
 
-/* Opens the device, creates CQs, QPs and their buffers and, on a side
+/* Opens the device, creates CQs, QPs and their buffers (-q per
+ * --threads thread, on one device context and PD) and, on a side
  * that receives, posts rx-depth receives per QP before the peer can send;
  * then exchanges endpoints and moves every QP to RTS.  Fills run->dev,
- * run->max_size (at most the buffer) and run->comp. */
+ * run->max_size (at most the buffer), run->comp and run->ncomp. */
 int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver);
 void cqp_rc_teardown(struct cqp_rc *rc);
 

@@ -63,6 +63,7 @@ static const struct cost_field {
     OPT("idle_cpu_user_pct", FIELD_DOUBLE, idle_cpu_user_pct, has_idle),
     OPT("idle_cpu_sys_pct", FIELD_DOUBLE, idle_cpu_sys_pct, has_idle),
     OPT("rx_mem_bytes", FIELD_U64, rx_mem_bytes, has_rx_mem),
+    REQ("channels", FIELD_U64, channels),
 #undef REQ
 #undef OPT
 };
@@ -604,6 +605,42 @@ static void print_open_loop(const struct cqp_report *r, FILE *out)
 	}
 }
 
+/* ---- --per-thread: each thread's share ---- */
+
+static void print_threads(const struct cqp_report *r, FILE *out)
+{
+	if (!r->params || !r->params->per_thread)
+		return;
+	for (unsigned i = 0; i < r->nrows; i++) {
+		const struct cqp_row *row = &r->rows[i];
+
+		for (int side = 0; side < 2; side++) {
+			const struct cqp_cost *c =
+			    side ? &row->server : &row->client;
+
+			if (!c->valid || !c->nthreads)
+				continue;
+			fprintf(out, " Threads, %s, %" PRIu64 " B%s%s:\n",
+				side ? "server" : "client", row->bytes,
+				row->label[0] ? " " : "", row->label);
+			for (unsigned t = 0; t < c->nthreads; t++) {
+				const struct cqp_thread_cost *tc =
+				    &c->threads[t];
+
+				fprintf(out,
+					"  #%u on CPU %" PRId32 ": %" PRIu64
+					" completions, %" PRIu64
+					" wakeups, CPU %.1f %% (usr/sys "
+					"%.1f/%.1f), %" PRIu64 " foreign\n",
+					t, tc->cpu, tc->completions,
+					tc->wakeups, tc->cpu_pct,
+					tc->cpu_user_pct, tc->cpu_sys_pct,
+					tc->foreign_completions);
+			}
+		}
+	}
+}
+
 /* ---- the strategy map ---- */
 
 static const char *chosen_mode(const struct cqp_choice *c)
@@ -1114,6 +1151,7 @@ static void print_human(const struct cqp_report *r, FILE *out)
 	}
 	rule(out, width);
 	print_noise(r, out);
+	print_threads(r, out);
 	print_open_loop(r, out);
 	print_delivery(r, &s, out);
 	print_summary(r, out);
@@ -1159,6 +1197,24 @@ static void json_cost(struct cqp_json *j, const char *key,
 				derived_fields[i].value(c, row));
 	if (hw)
 		json_hw(j, hw);
+	if (c->nthreads) {
+		cqp_json_arr_begin(j, "threads");
+		for (unsigned t = 0; t < c->nthreads; t++) {
+			const struct cqp_thread_cost *tc = &c->threads[t];
+
+			cqp_json_obj_begin(j, NULL);
+			cqp_json_i64(j, "cpu", tc->cpu);
+			cqp_json_u64(j, "completions", tc->completions);
+			cqp_json_u64(j, "wakeups", tc->wakeups);
+			cqp_json_double(j, "cpu_pct", tc->cpu_pct);
+			cqp_json_double(j, "cpu_user_pct", tc->cpu_user_pct);
+			cqp_json_double(j, "cpu_sys_pct", tc->cpu_sys_pct);
+			cqp_json_u64(j, "foreign_completions",
+				     tc->foreign_completions);
+			cqp_json_obj_end(j);
+		}
+		cqp_json_arr_end(j);
+	}
 	cqp_json_obj_end(j);
 }
 
@@ -1337,6 +1393,17 @@ static void json_params(struct cqp_json *j, const struct cqp_report *r)
 			cqp_json_arr_begin(j, key);
 			for (uint32_t k = 0; k < p->nspin; k++)
 				cqp_json_u64(j, NULL, p->spin_list[k]);
+			cqp_json_arr_end(j);
+			break;
+		case CQP_OPT_CPUS:
+			/* One CPU (or none, -1): a number, as it always was. */
+			if (p->ncpu <= 1) {
+				cqp_json_i64(j, key, p->cpu);
+				break;
+			}
+			cqp_json_arr_begin(j, key);
+			for (uint32_t k = 0; k < p->ncpu; k++)
+				cqp_json_i64(j, NULL, p->cpus[k]);
 			cqp_json_arr_end(j);
 			break;
 		case CQP_OPT_CQMOD:
@@ -1946,6 +2013,10 @@ void cqp_rows_free(struct cqp_row *rows, unsigned nrows)
 		free(rows[i].hist);
 		free(rows[i].hw_client);
 		free(rows[i].hw_server);
+		free(rows[i].client.threads);
+		free(rows[i].server.threads);
+		rows[i].client.threads = rows[i].server.threads = NULL;
+		rows[i].client.nthreads = rows[i].server.nthreads = 0;
 		rows[i].hist = NULL;
 		rows[i].hw_client = rows[i].hw_server = NULL;
 	}
@@ -2020,6 +2091,69 @@ static int kv_key_is(void *ctx, const char *key, const char *val)
 static int kv_has(const char *text, size_t len, const char *key)
 {
 	return cqp_kv_parse(text, len, kv_key_is, &key);
+}
+
+void cqp_threads_encode(const struct cqp_cost *c, struct cqp_kv_writer *w)
+{
+	char key[32], val[192];
+
+	if (!c->nthreads)
+		return;
+	cqp_kv_add_u64(w, "threads", c->nthreads);
+	for (unsigned t = 0; t < c->nthreads; t++) {
+		const struct cqp_thread_cost *tc = &c->threads[t];
+
+		snprintf(key, sizeof(key), "thread%u", t);
+		snprintf(val, sizeof(val),
+			 "%" PRId32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			 ",%.17g,%.17g,%.17g",
+			 tc->cpu, tc->completions, tc->wakeups,
+			 tc->foreign_completions, tc->cpu_pct, tc->cpu_user_pct,
+			 tc->cpu_sys_pct);
+		cqp_kv_add_str(w, key, val);
+	}
+}
+
+int cqp_threads_decode(struct cqp_cost *c, const char *text, size_t len)
+{
+	uint64_t n;
+	char key[32], val[192];
+	int rc = kv_has(text, len, "threads");
+
+	c->threads = NULL;
+	c->nthreads = 0;
+	if (rc <= 0)
+		return rc;
+	if ((rc = cqp_kv_get_u64(text, len, "threads", &n)) < 0)
+		return rc;
+	if (n == 0 || n > CQP_MAX_THREADS)
+		return cqp_fail(CQP_E_PROTO,
+				"the peer reports %" PRIu64 " threads (1..%d)",
+				n, CQP_MAX_THREADS);
+	if (!(c->threads = calloc(n, sizeof(*c->threads))))
+		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	c->nthreads = (unsigned)n;
+	for (unsigned t = 0; t < c->nthreads; t++) {
+		struct cqp_thread_cost *tc = &c->threads[t];
+
+		snprintf(key, sizeof(key), "thread%u", t);
+		rc = cqp_kv_get_str(text, len, key, val, sizeof(val));
+		if (rc == 0 && sscanf(val,
+				      "%" SCNd32 ",%" SCNu64 ",%" SCNu64
+				      ",%" SCNu64 ",%lg,%lg,%lg",
+				      &tc->cpu, &tc->completions, &tc->wakeups,
+				      &tc->foreign_completions, &tc->cpu_pct,
+				      &tc->cpu_user_pct, &tc->cpu_sys_pct) != 7)
+			rc = cqp_fail(CQP_E_PROTO, "the peer's %s is malformed",
+				      key);
+		if (rc < 0) {
+			free(c->threads);
+			c->threads = NULL;
+			c->nthreads = 0;
+			return rc;
+		}
+	}
+	return 0;
 }
 
 int cqp_cost_decode_as(struct cqp_cost *c, const char *prefix, const char *text,

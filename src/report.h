@@ -18,6 +18,14 @@
 #define CQP_SCHEMA "cqperf/1"
 
 /* What one side's completion engine did during the measured phase. */
+/* --threads: one thread's share of a side's cost. */
+struct cqp_thread_cost {
+	int32_t cpu; /* where it ran at the step's end; -1 unknown */
+	uint64_t completions, wakeups;
+	uint64_t foreign_completions; /* of another thread's CQ */
+	double cpu_pct, cpu_user_pct, cpu_sys_pct;
+};
+
 struct cqp_cost {
 	bool valid;	/* false: this side's figures are unknown */
 	double cpu_pct; /* CPU of the benchmark thread / wall time */
@@ -44,6 +52,12 @@ struct cqp_cost {
 	double idle_cpu_user_pct, idle_cpu_sys_pct; /* its split */
 	bool has_rx_mem;       /* UD: receive memory is reported */
 	uint64_t rx_mem_bytes; /* receive buffers this side registered */
+	uint64_t channels;     /* completion channels its engines used */
+	/* --threads: the threads' shares (the figures above are their
+	 * sums, or thread 0's for the process- and machine-wide ones);
+	 * owned by the row (cqp_rows_free), NULL when not threaded. */
+	struct cqp_thread_cost *threads;
+	unsigned nthreads;
 };
 
 struct cqp_hw_counters;
@@ -73,7 +87,8 @@ struct cqp_row {
 	uint64_t iterations;
 	bool has_bw;
 	double bw_peak_gbps, bw_avg_gbps; /* 1e9 bits per second */
-	double msg_rate_mpps;		  /* 1e6 messages per second */
+	double bw_seconds;    /* this side's measured phase (not reported) */
+	double msg_rate_mpps; /* 1e6 messages per second */
 	bool has_lat;
 	struct cqp_summary lat_us;
 	/* Open loop (--rate): lat_us is the response time, from each
@@ -212,6 +227,10 @@ void cqp_report_print(const struct cqp_report *r, FILE *out);
  * (keys: cpu_pct, seconds, completions, ...). */
 struct cqp_kv_writer;
 void cqp_cost_encode(const struct cqp_cost *c, struct cqp_kv_writer *w);
+/* --threads: the per-thread shares, beside cqp_cost_encode's record;
+ * decode allocates c->threads (none: NULL, 0). */
+void cqp_threads_encode(const struct cqp_cost *c, struct cqp_kv_writer *w);
+int cqp_threads_decode(struct cqp_cost *c, const char *text, size_t len);
 int cqp_cost_decode(struct cqp_cost *c, const char *text, size_t len);
 /* The same with every key under prefix ("cost_"), beside other figures. */
 void cqp_cost_encode_as(const struct cqp_cost *c, const char *prefix,

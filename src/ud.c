@@ -557,6 +557,7 @@ int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
 		return rc;
 	ud->comp_created = true;
 	run->comp = &ud->comp;
+	run->ncomp = 1;
 	if (p->cq_mod_count &&
 	    (rc = cqp_comp_moderate(&ud->comp, p->cq_mod_count,
 				    p->cq_mod_usec)) < 0)

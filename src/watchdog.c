@@ -30,11 +30,11 @@ static void *watch(void *arg)
 		/* A cancellation point: stop() ends the thread here. */
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, NULL);
 		dl =
-		    atomic_load_explicit(&w->deadline_ns, memory_order_relaxed);
+		    atomic_load_explicit(&w->deadline_ns, memory_order_acquire);
 		/* Again every nap while it is past: the signal may have landed
 		 * just before the thread went back to sleep. */
 		if (dl && cqp_now_ns() >= dl)
-			pthread_kill(w->target, SIGUSR1);
+			pthread_kill(atomic_load(&w->target), SIGUSR1);
 	}
 	return NULL;
 }
@@ -68,7 +68,7 @@ int cqp_watchdog_start(struct cqp_watchdog *w)
 	if (sigaction(SIGUSR1, &sa, NULL))
 		return cqp_fail(CQP_E_SYS, "sigaction(SIGUSR1): %s",
 				strerror(errno));
-	w->target = pthread_self();
+	atomic_store(&w->target, pthread_self());
 	atomic_store(&w->deadline_ns, 0);
 	err = pthread_attr_init(&attr);
 	if (!err) {

@@ -16,7 +16,10 @@
 #include <stdint.h>
 
 struct cqp_watchdog {
-	pthread_t thread, target;
+	pthread_t thread;
+	/* The thread that blocks, set at each arm: a --threads step runs
+	 * on threads of its own, new from step to step. */
+	_Atomic pthread_t target;
 	bool running;
 	_Atomic uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 = not blocked */
 };
@@ -28,8 +31,9 @@ void cqp_watchdog_stop(struct cqp_watchdog *w);
 static inline void cqp_watchdog_arm(struct cqp_watchdog *w,
 				    uint64_t deadline_ns)
 {
+	atomic_store_explicit(&w->target, pthread_self(), memory_order_relaxed);
 	atomic_store_explicit(&w->deadline_ns, deadline_ns,
-			      memory_order_relaxed);
+			      memory_order_release);
 }
 
 static inline void cqp_watchdog_disarm(struct cqp_watchdog *w)

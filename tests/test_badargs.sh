@@ -197,8 +197,17 @@ for t in $tools; do
 	bad "$t" --cpu 0..4095 --cpu 4096
 	bad "$t" --ib-dev 1..63 -d ""
 done
-# Past the parser, before the device: a CPU this machine lacks.
-bad cm_event_stress --cpu "" --cpu 4095
+# A CPU this machine lacks.
+bad cm_event_stress --cpu "does not exist" --cpu 4095
+# --threads and its CPU list.
+bad cq_poll_bw --threads 1..16 --threads 0
+bad cq_poll_bw --threads 1..16 --threads 17
+bad cq_poll_bw --cpu "one per thread" --threads 2 --cpu 0
+bad cq_poll_bw --cpu "twice" --cpu 0,0
+bad cq_poll_bw --cpu 0..4095 --cpu 1-0
+bad cq_poll_bw --cpu 0..4095 --cpu 0,x
+bad cq_poll_bw --threads "at most 1024" --threads 2 -q 600
+bad cq_poll_bw --threads "not supported yet" --threads 2 --rate 1000
 
 echo "# $rows bad command lines"
 echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"

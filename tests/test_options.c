@@ -282,6 +282,39 @@ static void test_spins(void)
 	bad("--spin-us 0,10000001", "0..10000000");
 }
 
+/* --threads travels, --cpu stays home; the name --threads is
+ * cm_event_stress's too, with its own row and range. */
+static void test_threads(void)
+{
+	struct cqp_params client, server, cm;
+	char rec[2048];
+	struct cqp_kv_writer w;
+	char *argv[] = {"cm_event_stress", "--threads", "0", NULL};
+
+	CHECK(parse(&client, "--threads 2 --cpu 0-1 -q 4 x") == 0);
+	CHECK(client.nthreads == 2 && client.ncpu == 2 && client.cpus[0] == 0 &&
+	      client.cpus[1] == 1 && client.cpu == 0);
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_params_encode(&client, TOOL, &w);
+	CHECK(strstr(rec, "threads=2") != NULL && strstr(rec, "cpu") == NULL);
+	CHECK(parse(&server, "--cpu 1") == 0);
+	CHECK(cqp_params_decode(&server, TOOL, w.buf, w.len) < 0);
+	CHECK(strstr(cqp_errmsg(), "--cpu lists 1 CPUs for --threads 2"));
+	CHECK(parse(&server, "") == 0);
+	CHECK(cqp_params_decode(&server, TOOL, w.buf, w.len) == 0);
+	CHECK(server.nthreads == 2 && server.qps == 4 && server.cpu == -1);
+	CHECK(parse(&client, "--cpu 1 x") == 0 && client.ncpu == 1 &&
+	      client.cpu == 1 && client.nthreads == 1);
+	CHECK(cqp_params_parse(&cm, CQP_TOOL_CM_EVENT_STRESS, 3, argv,
+			       stdout) == 0 &&
+	      cm.threads == 0 && cm.nthreads == 1);
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_kv_add_str(&w, "threads", "3");
+	CHECK(cqp_params_decode(&cm, CQP_TOOL_CM_EVENT_STRESS, w.buf, w.len) ==
+		  0 &&
+	      cm.threads == 3 && cm.nthreads == 1);
+}
+
 static void test_help(void)
 {
 	char *text = NULL;
@@ -329,6 +362,7 @@ int main(int argc, char **argv)
 	test_latency_tool();
 	test_open_loop();
 	test_spins();
+	test_threads();
 	test_help();
 	return check_done("test_options");
 }

@@ -35,6 +35,8 @@ if [ -n "${CQPERF_ASAN_BIN:-}" ] && [ -x "$CQPERF_ASAN_BIN/cq_poll_bw" ]; then
 		pair "asan-bw-$mode" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" \
 			--cq-mode "$mode" -s 4096 -n 500 -q 2 --output json
 	done
+	pair "asan-bw-threads" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" \
+		--threads 2 -q 2 --cq-mode event -s 1024 -n 200 --output json
 	pair "asan-bw-all" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" -a -n 2 \
 		--cq-mode event --nonblock --channel-per-cq -q 2
 	pair "asan-lat-modes" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" \
@@ -79,6 +81,8 @@ vg="valgrind -q --error-exitcode=19 --leak-check=full --errors-for-leak-kinds=de
 if command -v valgrind >/dev/null; then
 	pair "valgrind-bw" "$vg" "$vg" "$CQPERF_BIN/cq_poll_bw" \
 		--cq-mode event -s 1024 -n 200 --output json
+	pair "valgrind-bw-threads" "$vg" "$vg" "$CQPERF_BIN/cq_poll_bw" \
+		--threads 2 --cq-mode hybrid -s 1024 -n 100 --output json
 	pair "valgrind-lat" "$vg" "$vg" "$CQPERF_BIN/cq_event_lat" \
 		--compare-modes -n 100 --warmup 10 -H --output json
 	pair "valgrind-lat-open" "$vg" "$vg" "$CQPERF_BIN/cq_event_lat" \

@@ -1,0 +1,30 @@
+/* --threads: a step of a threaded tool run on T threads at once, each on
+ * its own engine and group of QPs, and the merge of what they measured
+ * into the step's one row and one side's cost. */
+#ifndef CQP_WORKERS_H
+#define CQP_WORKERS_H
+
+#include "bench.h"
+
+/* Runs ops->run_size once per engine of run (run->ncomp), thread t on
+ * its own thread pinned to the t-th CPU of --cpu, and merges.  A thread
+ * that fails stops the others (run->abort, and SIGUSR1 to break their
+ * blocking waits); its failure is the step's. */
+int cqp_workers_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
+		     void *ctx, uint64_t size, struct cqp_row *row,
+		     struct cqp_cost *mine);
+
+/* The side's cost from its threads': counters and the thread's CPU
+ * summed, the process- and machine-wide figures from thread 0, seconds
+ * the longest; out->threads is allocated (each thread's share, cpu[t]
+ * where it ran).  0, or CQP_E_NOMEM. */
+int cqp_workers_merge_cost(const struct cqp_cost *each, const int32_t *cpu,
+			   unsigned n, struct cqp_cost *out);
+
+/* The step's row from the threads': messages summed, bandwidth and rate
+ * as the sums over the longest measured phase, peak the sum of the
+ * threads' peaks (each over its own windows: an upper bound). */
+void cqp_workers_merge_row(const struct cqp_row *each, unsigned n,
+			   struct cqp_row *out);
+
+#endif

@@ -1,0 +1,106 @@
+#!/bin/bash
+# --threads (cq_poll_bw): T = 2 in every mode, each thread on its own
+# engine and channel, their counts adding up to the row's; --cpu LIST
+# puts thread i on the i-th CPU; a peer killed mid-run ends every thread
+# and the process within the deadline (under ASan when built).
+. "$(dirname "$0")/lib.sh"
+require_device
+prefer_sanitized
+
+# bw NAME ARGS...: a --threads 2 client of a fresh server, JSON in
+# $WORK/NAME.json.
+bw() {
+	local name=$1 port
+	shift
+	port=$(next_port)
+	start_server "cq_poll_bw:$name" "$port" --timeout 20 ||
+		not_ok "$name: server listens"
+	"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 \
+		--threads 2 "$@" "$ADDR" >"$WORK/$name.json" 2>"$WORK/$name.err"
+	local rc=$?
+	wait "$SERVER_PID"
+	SERVER_PID=
+	return $rc
+}
+
+# Per side: two threads, whose completions and CPU add up to the side's,
+# each with a channel of its own.
+sums='all(len(r[s]["threads"]) == 2 and
+	 sum(t["completions"] for t in r[s]["threads"]) == r[s]["completions"] and
+	 abs(sum(t["cpu_pct"] for t in r[s]["threads"]) - r[s]["cpu_pct"]) < 0.01 and
+	 all(t["foreign_completions"] == 0 for t in r[s]["threads"])
+	 for s in ("client", "server"))'
+for mode in poll event hybrid; do
+	name=threads-$mode
+	bw "$name" --cq-mode "$mode" -q 2 -n 300 -s 1024 --cpu 0,1 \
+		--output json
+	rc=$?
+	check "$name: exit 0 (got $rc)" test "$rc" -eq 0 || show "$WORK/$name.err"
+	check "$name: every message of both threads' QPs is counted" \
+		json_check "$WORK/$name.json" 'r["iterations"] == 2 * 2 * 300 and
+		 r["server"]["completions"] == 2 * 2 * 300 and
+		 d["params"]["threads"] == 2 and d["params"]["cpu"] == [0, 1]'
+	check "$name: per-thread completions and CPU add up to each side's" \
+		json_check "$WORK/$name.json" "$sums"
+	check "$name: a channel per thread on each side" \
+		json_check "$WORK/$name.json" \
+		'r["client"]["channels"] == 2 and r["server"]["channels"] == 2'
+	check "$name: --cpu 0,1 put thread i on CPU i" \
+		json_check "$WORK/$name.json" \
+		'[t["cpu"] for t in r["client"]["threads"]] == [0, 1]'
+done
+check "event mode: each server thread slept on its own channel" \
+	json_check "$WORK/threads-event.json" \
+	'all(t["wakeups"] > 0 for t in r["server"]["threads"])'
+
+bw channel-per-cq --channel-per-cq -q 3 -n 100 --cq-mode event --output json
+check "--channel-per-cq -q 3: three channels a thread, six a side" \
+	json_check "$WORK/channel-per-cq.json" \
+	'r["client"]["channels"] == 6 and r["server"]["channels"] == 6' ||
+	show "$WORK/channel-per-cq.err"
+bw duration -D 2 -s 4096 --cq-mode event --output json
+check "-D 2: both threads measured for the duration" \
+	json_check "$WORK/duration.json" "$sums"' and
+	 all(t["completions"] > 0 for t in r["server"]["threads"])' ||
+	show "$WORK/duration.err"
+bw human -n 200 --per-thread --cq-mode event
+check "--per-thread: a line per thread and side under the table" \
+	test "$(grep -cE '^  #[01] on CPU [0-9]+: [0-9]+ completions' "$WORK/human.json")" -eq 4 ||
+	show "$WORK/human.json" "$WORK/human.err"
+
+# A killed peer: every thread of the other side stops, the process ends
+# within the deadline (5 s), and the error names the failure.
+for victim in server client; do
+	port=$(next_port)
+	start_server "cq_poll_bw:kill-$victim" "$port" --timeout 5 ||
+		not_ok "kill-$victim: server listens"
+	server=$SERVER_PID
+	"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 5 --threads 2 \
+		-s 4096 -D 60 --cq-mode event "$ADDR" \
+		>"$WORK/kill-$victim.out" 2>"$WORK/kill-$victim.err" &
+	client=$!
+	sleep 3
+	if [ "$victim" = server ]; then
+		kill -9 "$server"
+		survivor=$client
+		err=$WORK/kill-$victim.err
+	else
+		kill -9 "$client"
+		survivor=$server
+		err=$WORK/cq_poll_bw:kill-$victim.server.err
+	fi
+	start=$(date +%s)
+	wait "$survivor"
+	rc=$?
+	took=$(($(date +%s) - start))
+	wait 2>/dev/null
+	SERVER_PID=
+	check "kill-$victim: the other side exits 1 (got $rc)" test "$rc" -eq 1 ||
+		show "$err"
+	check "kill-$victim: every thread ended within the 5 s deadline (took $took s)" \
+		test "$took" -le 12
+	check "kill-$victim: the message names a thread and the failure" \
+		grep -Eqi 'thread [01]: .*(peer|completion|timeout|closed)' "$err" ||
+		show "$err"
+done
+finish
