@@ -519,14 +519,22 @@ static int set_arrival(const struct cqp_option *o, struct cqp_params *p,
 
 /* U1[,U2...]: distinct budgets in the row's range, at most
  * CQP_MAX_SPINS; the first is the one used outside sweeps. */
+/* A comma list that fits a parse buffer of cap: no empty item. */
+static bool list_fits(const char *val, size_t cap)
+{
+	size_t n = strlen(val);
+
+	return n && n < cap && val[0] != ',' && val[n - 1] != ',' &&
+	       !strstr(val, ",,");
+}
+
 static int set_spins(const struct cqp_option *o, struct cqp_params *p,
 		     const char *val)
 {
 	char buf[128], *save = NULL, *tok;
 	uint32_t n = 0;
 
-	if (strlen(val) >= sizeof(buf) || !val[0] || val[0] == ',' ||
-	    val[strlen(val) - 1] == ',' || strstr(val, ",,"))
+	if (!list_fits(val, sizeof(buf)))
 		return bad_value(o, val, "is not USEC[,USEC...]");
 	strcpy(buf, val);
 	for (tok = strtok_r(buf, ",", &save); tok;
@@ -560,8 +568,7 @@ static int set_cpus(const struct cqp_option *o, struct cqp_params *p,
 	char buf[256], *save = NULL, *tok;
 	uint32_t n = 0;
 
-	if (strlen(val) >= sizeof(buf) || !val[0] || val[0] == ',' ||
-	    val[strlen(val) - 1] == ',' || strstr(val, ",,"))
+	if (!list_fits(val, sizeof(buf)))
 		return bad_value(o, val, "is not CPU[,CPU...] (or A-B)");
 	strcpy(buf, val);
 	for (tok = strtok_r(buf, ",", &save); tok;
@@ -613,8 +620,7 @@ static int set_rates(const struct cqp_option *o, struct cqp_params *p,
 	uint64_t prev = 0;
 	uint32_t n = 0;
 
-	if (strlen(val) >= sizeof(buf) || !val[0] || val[0] == ',' ||
-	    val[strlen(val) - 1] == ',' || strstr(val, ",,"))
+	if (!list_fits(val, sizeof(buf)))
 		return cqp_fail(CQP_E_USAGE,
 				"--%s: '%s' is not a list of rates "
 				"(R1,R2,... increasing, %" PRId64 "..%" PRIu64
