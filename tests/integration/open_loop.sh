@@ -73,11 +73,15 @@ check "--client-cq-mode event: the client sleeps, the rate holds within 2 %" \
 low=$((max / 100 > 50 ? max / 100 : 50))
 lat low-event --rate "$low" -n $((low * 2)) --cq-mode event
 lat low-poll --rate "$low" -n $((low * 2)) --cq-mode poll
-check "at $low/s the event-mode server uses < 10 % of a core" json_check \
-	"$WORK/low-event.json" 'r["server"]["cpu_pct"] < 10' ||
-	show "$WORK/low-event.json"
 check "at $low/s the poll-mode server uses > 90 % of a core" json_check \
 	"$WORK/low-poll.json" 'r["server"]["cpu_pct"] > 90'
+# Against the polling server of the same run, not a fixed share: a TCG
+# wakeup costs 150 to 500 us of CPU from one run to the next.
+ev_cpu=$(json_get "$WORK/low-event.json" 'r["server"]["cpu_pct"]')
+poll_cpu=$(json_get "$WORK/low-poll.json" 'r["server"]["cpu_pct"]')
+check "at $low/s the event-mode server uses under a fifth of the polling one's CPU ($ev_cpu % vs $poll_cpu %)" \
+	python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < float(sys.argv[2]) / 5)' \
+	"${ev_cpu:-inf}" "${poll_cpu:-0}" || show "$WORK/low-event.json"
 
 # Coordinated omission: a 300 ms stall of the server mid-run.  Open
 # loop: every request due meanwhile waits for it, and says so; the
@@ -187,11 +191,13 @@ for tool in cq_poll_bw ud_send_bw; do
 	start_server "$tool" "$port" --persistent --timeout 20 ||
 		not_ok "$tool server listens"
 	"$CQPERF_BIN/$tool" -d "$DEV" -p "$port" --timeout 20 --output json \
-		--rate 5k -n 15000 -s 64 --cq-mode event --project 100g "$ADDR" \
+		--rate 1k -n 3000 -s 64 --cq-mode event --project 100g "$ADDR" \
 		>"$WORK/$tool-rate.json" 2>"$WORK/$tool-rate.err"
-	check "$tool --rate 5k: achieved within 2 %, spread < 0.1, receiver sleeps" \
-		json_check "$WORK/$tool-rate.json" 'r["offered_rate"] == 5000 and
-		 abs(r["achieved_rate"] / 5000 - 1) <= 0.02 and r["arrival_cv"] < 0.1 and
+	# 1k/s: far below the model's knee 1/t (t, the CPU of a wakeup, is
+	# 150 to 500 us under TCG), so min(R, 1/t) is R whatever t did.
+	check "$tool --rate 1k: achieved within 2 %, spread < 0.1, receiver sleeps" \
+		json_check "$WORK/$tool-rate.json" 'r["offered_rate"] == 1000 and
+		 abs(r["achieved_rate"] / 1000 - 1) <= 0.02 and r["arrival_cv"] < 0.1 and
 		 abs(r["msg_rate_mpps"] * 1e6 - r["achieved_rate"]) < 1 and
 		 r["server"]["wakeups"] > 0 and r["server"]["cpu_pct"] < 90' ||
 		show "$WORK/$tool-rate.json" "$WORK/$tool-rate.err"
