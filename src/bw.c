@@ -227,6 +227,7 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	struct cqp_bw_result res;
 	struct cqp_arrivals sched;
 	uint64_t now, warm_end = 0;
+	uint64_t rate = tx->rate ? tx->rate : p->rate;
 	int ret = 0;
 
 	s.q = calloc(tx->nqp, sizeof(*s.q));
@@ -239,10 +240,9 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	reset_queues(&s);
 	now = cqp_now_ns();
 	*sent = 0;
-	if (p->rate) {
+	if (rate) {
 		/* One schedule over every QP: R is the whole load. */
-		cqp_arrivals_init(&sched, p->arrival, p->burst, p->rate, now,
-				  now);
+		cqp_arrivals_init(&sched, p->arrival, p->burst, rate, now, now);
 		s.sched = &sched;
 		s.due = cqp_arrivals_next(&sched);
 	}
@@ -269,8 +269,7 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	if (s.sched) {
 		/* A fresh schedule from here: the warm-up's tail must not
 		 * leave sends overdue, which would go out in a burst. */
-		cqp_arrivals_init(&sched, p->arrival, p->burst, p->rate, now,
-				  now);
+		cqp_arrivals_init(&sched, p->arrival, p->burst, rate, now, now);
 		s.due = cqp_arrivals_next(&sched);
 	}
 	s.late = 0;
@@ -281,7 +280,7 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	cqp_bw_row(row, &res);
 	if (s.sched) {
 		row->open_loop = true;
-		row->offered_rate = (double)p->rate;
+		row->offered_rate = (double)rate;
 		row->achieved_rate = res.msg_rate;
 		row->late_sends = s.late;
 		row->arrival_cv = cqp_arrivals_cv(s.sched);

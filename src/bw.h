@@ -28,6 +28,9 @@ struct cqp_bw_tx {
 	/* -n: sends per QP before the measured ones, in a phase of their
 	 * own whose last send on QP 0 carries CQP_IMM_MEASURE; 0: none. */
 	uint64_t warmup;
+	/* --rate: this sender's share of it (--threads split it); 0 with
+	 * --rate set means all of it. */
+	uint64_t rate;
 };
 
 /* Sends one step of `size` bytes per message: --iters per QP after

@@ -590,10 +590,10 @@ static int set_cpus(const struct cqp_option *o, struct cqp_params *p,
 		for (uint64_t c = lo; c <= hi; c++) {
 			if (have > 0 && c >= (uint64_t)have)
 				return cqp_fail(CQP_E_USAGE,
-						"--%s: CPU %" PRIu64
-						" does not exist (this "
-						"machine has 0..%ld)",
-						o->name, c, have - 1);
+						"--%s %s: this machine has no "
+						"CPU %" PRIu64
+						" (it has 0..%ld)",
+						o->name, val, c, have - 1);
 			if (n == CQP_MAX_THREADS)
 				return cqp_fail(CQP_E_USAGE,
 						"--%s: at most %d CPUs",
@@ -1062,10 +1062,11 @@ int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
 				"--threads %u times --qps %u is %u QPs: at "
 				"most 1024 in all",
 				p->nthreads, p->qps, p->nthreads * p->qps);
-	if (p->nthreads > 1 && (p->rate || p->nrates))
+	if (p->nthreads > 1 && p->rate && p->rate < p->nthreads)
 		return cqp_fail(CQP_E_USAGE,
-				"--threads with --rate or --rates is not "
-				"supported yet: one thread paces the load");
+				"--rate %" PRIu64 " is below --threads %u: "
+				"the rate is split over the threads",
+				p->rate, p->nthreads);
 	if (p->signal_every > p->tx_depth)
 		return cqp_fail(CQP_E_USAGE,
 				"--signal-every %u exceeds --tx-depth %u: the "

@@ -214,14 +214,16 @@ int cqp_workers_merge_cost(const struct cqp_cost *each, const int32_t *cpu,
 void cqp_workers_merge_row(const struct cqp_row *each, unsigned n,
 			   struct cqp_row *out)
 {
-	double secs = 0, peak = 0, bits = 0, msgs = 0;
-	uint64_t iters = 0;
+	double secs = 0, peak = 0, bits = 0, msgs = 0, offered = 0;
+	uint64_t iters = 0, late = 0;
 
 	*out = each[0];
 	for (unsigned t = 0; t < n; t++) {
 		const struct cqp_row *r = &each[t];
 
 		iters += r->iterations;
+		offered += r->offered_rate;
+		late += r->late_sends;
 		if (!r->has_bw)
 			continue;
 		bits += r->bw_avg_gbps * 1e9 * r->bw_seconds;
@@ -231,10 +233,16 @@ void cqp_workers_merge_row(const struct cqp_row *each, unsigned n,
 			secs = r->bw_seconds;
 	}
 	out->iterations = iters;
+	/* --rate: the threads' shares add up to it; the spread of the
+	 * gaps stays thread 0's. */
+	out->offered_rate = offered;
+	out->late_sends = late;
 	if (!out->has_bw)
 		return;
 	out->bw_seconds = secs;
 	out->bw_avg_gbps = secs > 0 ? bits / secs / 1e9 : 0;
 	out->msg_rate_mpps = secs > 0 ? msgs / secs / 1e6 : 0;
 	out->bw_peak_gbps = peak;
+	if (out->open_loop)
+		out->achieved_rate = out->msg_rate_mpps * 1e6;
 }

@@ -23,7 +23,8 @@ int cqp_workers_merge_cost(const struct cqp_cost *each, const int32_t *cpu,
 
 /* The step's row from the threads': messages summed, bandwidth and rate
  * as the sums over the longest measured phase, peak the sum of the
- * threads' peaks (each over its own windows: an upper bound). */
+ * threads' peaks (each over its own windows: an upper bound); with
+ * --rate the offered rates and late sends summed, achieved the rate. */
 void cqp_workers_merge_row(const struct cqp_row *each, unsigned n,
 			   struct cqp_row *out);
 

@@ -198,7 +198,7 @@ for t in $tools; do
 	bad "$t" --ib-dev 1..63 -d ""
 done
 # A CPU this machine lacks.
-bad cm_event_stress --cpu "does not exist" --cpu 4095
+bad cm_event_stress "--cpu 4095" "has no CPU 4095" --cpu 4095
 # --threads and its CPU list.
 bad cq_poll_bw --threads 1..16 --threads 0
 bad cq_poll_bw --threads 1..16 --threads 17
@@ -207,7 +207,7 @@ bad cq_poll_bw --cpu "twice" --cpu 0,0
 bad cq_poll_bw --cpu 0..4095 --cpu 1-0
 bad cq_poll_bw --cpu 0..4095 --cpu 0,x
 bad cq_poll_bw --threads "at most 1024" --threads 2 -q 600
-bad cq_poll_bw --threads "not supported yet" --threads 2 --rate 1000
+bad cq_poll_bw --rate "split over the threads" --threads 4 --rate 3
 
 echo "# $rows bad command lines"
 echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"

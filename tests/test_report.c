@@ -776,7 +776,8 @@ static void test_csv(void)
 			"client_idle_cpu_user_pct,client_idle_cpu_sys_pct,"
 			"client_channels,client_compl_per_wakeup,") != NULL);
 	CHECK(strstr(s, ",server_idle_cpu_pct,") != NULL);
-	CHECK(strstr(s, ",40000,,,,0,50,800,2,60,") != NULL); /* row 0: no idle */
+	CHECK(strstr(s, ",40000,,,,0,50,800,2,60,") !=
+	      NULL); /* row 0: no idle */
 	CHECK(strstr(s, ",40000,0.5,0,0,0,50,800,2,60,") != NULL);
 	CHECK(strstr(s, "\n# projection: rate_bps=100000000000 bytes=4096 "
 			"batch=64 compl_per_s=3051757.81 "

@@ -86,5 +86,18 @@ int main(void)
 	CHECK(row.bw_avg_gbps > 2.4999 && row.bw_avg_gbps < 2.5001);
 	CHECK(row.msg_rate_mpps > 1.2499 && row.msg_rate_mpps < 1.2501);
 	CHECK(row.bw_peak_gbps == 6 && row.bw_seconds == 2);
+	CHECK(!row.open_loop && row.achieved_rate == 0);
+
+	/* --rate 1001 over two threads: 501 + 500 offered, late summed,
+	 * achieved the merged message rate. */
+	for (int t = 0; t < 2; t++) {
+		rows[t].open_loop = true;
+		rows[t].offered_rate = 501 - t;
+		rows[t].late_sends = 3 + t;
+		rows[t].achieved_rate = 1; /* the thread's own: replaced */
+	}
+	cqp_workers_merge_row(rows, 2, &row);
+	CHECK(row.open_loop && row.offered_rate == 1001 && row.late_sends == 7);
+	CHECK(row.achieved_rate > 1249999 && row.achieved_rate < 1250001);
 	return check_done("test_workers");
 }

@@ -97,6 +97,27 @@ lat() {
 		--output json "$@" "$ADDR" >"$WORK/$name.json" 2>"$WORK/$name.err"
 }
 
+# wait_server SECS: the server's exit status once it ends by itself,
+# waiting at most SECS (a client that failed before connecting leaves it
+# listening): past that it is killed, and the status is 124.
+wait_server() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$SERVER_PID" 2>/dev/null; then
+		kill -9 "$SERVER_PID" 2>/dev/null
+		wait "$SERVER_PID" 2>/dev/null
+		SERVER_PID=
+		return 124
+	fi
+	wait "$SERVER_PID"
+	local rc=$?
+	SERVER_PID=
+	return $rc
+}
+
 stop_server() {
 	[ -n "$SERVER_PID" ] || return 0
 	kill "$SERVER_PID" 2>/dev/null

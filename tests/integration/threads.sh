@@ -1,6 +1,7 @@
 #!/bin/bash
 # --threads (cq_poll_bw): T = 2 in every mode, each thread on its own
-# engine and channel, their counts adding up to the row's; --cpu LIST
+# engine and channel, their counts adding up to the row's; --rate split
+# over them; --cpu LIST
 # puts thread i on the i-th CPU; a peer killed mid-run ends every thread
 # and the process within the deadline (under ASan when built).
 . "$(dirname "$0")/lib.sh"
@@ -18,8 +19,7 @@ bw() {
 	"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 \
 		--threads 2 "$@" "$ADDR" >"$WORK/$name.json" 2>"$WORK/$name.err"
 	local rc=$?
-	wait "$SERVER_PID"
-	SERVER_PID=
+	wait_server 30
 	return $rc
 }
 
@@ -63,6 +63,12 @@ check "-D 2: both threads measured for the duration" \
 	json_check "$WORK/duration.json" "$sums"' and
 	 all(t["completions"] > 0 for t in r["server"]["threads"])' ||
 	show "$WORK/duration.err"
+bw rate --rate 1000 -n 1000 -s 64 --cq-mode event --output json
+check "--rate 1000: split over the threads, their shares adding up" \
+	json_check "$WORK/rate.json" '"late_sends" in r and
+	 r["offered_rate"] == 1000 and r["iterations"] == 2 * 1000 and
+	 0.7 * 1000 <= r["achieved_rate"] <= 1.05 * 1000' ||
+	show "$WORK/rate.json" "$WORK/rate.err"
 bw human -n 200 --per-thread --cq-mode event
 check "--per-thread: a line per thread and side under the table" \
 	test "$(grep -cE '^  #[01] on CPU [0-9]+: [0-9]+ completions' "$WORK/human.json")" -eq 4 ||
