@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,23 +58,6 @@ static int install_signals(void)
 	if (sigaction(SIGUSR1, &sa, NULL))
 		return cqp_fail(CQP_E_SYS, "sigaction: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
-	return 0;
-}
-
-static int pin_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return 0;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		return cqp_fail(CQP_E_USAGE,
-				"--cpu %d: cannot pin there (%s; "
-				"this machine has CPUs 0..%ld)",
-				cpu, strerror(errno),
-				sysconf(_SC_NPROCESSORS_ONLN) - 1);
 	return 0;
 }
 
@@ -577,6 +559,7 @@ int cqp_bench_main(const struct cqp_bench_ops *ops, int argc, char **argv)
 {
 	struct cqp_params p;
 	int rc = cqp_params_parse(&p, ops->tool, argc, argv, stdout);
+	long online;
 
 	if (rc == CQP_PARSE_HELP || rc == CQP_PARSE_VERSION)
 		return 0;
@@ -585,13 +568,13 @@ int cqp_bench_main(const struct cqp_bench_ops *ops, int argc, char **argv)
 	if (rc == 0)
 		rc = install_signals();
 	if (rc == 0)
-		rc = pin_cpu(p.cpu);
-	if (rc == 0 && p.nthreads > sysconf(_SC_NPROCESSORS_ONLN))
+		rc = cqp_pin_cpu(p.cpu);
+	online = sysconf(_SC_NPROCESSORS_ONLN);
+	if (rc == 0 && p.nthreads > online)
 		fprintf(stderr,
 			"%s: warning: --threads %u on %ld online CPUs: "
 			"threads share CPUs\n",
-			tool_name(ops), p.nthreads,
-			sysconf(_SC_NPROCESSORS_ONLN));
+			tool_name(ops), p.nthreads, online);
 	if (rc == 0)
 		rc = p.host[0] ? client(ops, &p) : server(ops, &p);
 	if (rc < 0) {

@@ -718,7 +718,7 @@ void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
 void cqp_comp_cfg_thread(struct cqp_comp_cfg *cfg, const struct cqp_params *p,
 			 unsigned t, atomic_int *abort)
 {
-	cfg->cpu = t < p->ncpu ? p->cpus[t] : t == 0 ? p->cpu : -1;
+	cfg->cpu = t < p->ncpu ? p->cpus[t] : -1;
 	cfg->abort = abort;
 }
 

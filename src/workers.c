@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "error.h"
 
@@ -31,18 +32,21 @@ struct worker {
 	atomic_bool done;
 };
 
-static int pin_self(int cpu)
+int cqp_pin_cpu(int cpu)
 {
 	cpu_set_t set;
-	int err;
 
+	if (cpu < 0)
+		return 0;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	if (err)
-		return cqp_fail(CQP_E_SYS,
-				"--cpu %d: cannot pin a thread there (%s)", cpu,
-				strerror(err));
+	/* 0: the calling thread alone (Linux), main's or a worker's. */
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return cqp_fail(CQP_E_USAGE,
+				"--cpu %d: cannot pin there (%s; "
+				"this machine has CPUs 0..%ld)",
+				cpu, strerror(errno),
+				sysconf(_SC_NPROCESSORS_ONLN) - 1);
 	return 0;
 }
 
@@ -51,7 +55,8 @@ static void *work(void *arg)
 	struct worker *w = arg;
 	const struct cqp_params *p = w->run.p;
 
-	w->rc = w->run.thread < p->ncpu ? pin_self(p->cpus[w->run.thread]) : 0;
+	w->rc =
+	    cqp_pin_cpu(w->run.thread < p->ncpu ? p->cpus[w->run.thread] : -1);
 	if (w->rc == 0)
 		w->rc = w->ops->run_size(&w->run, w->ctx, w->size, &w->row,
 					 &w->cost);

@@ -6,6 +6,10 @@
 
 #include "bench.h"
 
+/* Pins the calling thread to cpu (-1: leaves it be); a CPU it may not
+ * run on is a usage error naming --cpu. */
+int cqp_pin_cpu(int cpu);
+
 /* Runs ops->run_size once per engine of run (run->ncomp), thread t on
  * its own thread pinned to the t-th CPU of --cpu, and merges.  A thread
  * that fails stops the others (run->abort, and SIGUSR1 to break their
