@@ -391,9 +391,11 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 	unsigned nrows = 0, nsteps = 0;
 	void *ctx = calloc(1, ops->ctx_size);
 	struct cqp_hw_counters *hw_before = calloc(1, sizeof(*hw_before));
+	struct cqp_step_sync sync = {0};
 	bool set_up = false;
 	int rc;
 
+	run->sync = &sync;
 	if (!ctx || !hw_before) {
 		free(ctx);
 		free(hw_before);

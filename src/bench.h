@@ -22,6 +22,18 @@
 
 #define CQP_RUN_FIGURES 64
 
+/* What the threads of a step share (--threads), zeroed by
+ * cqp_workers_step.  `abort`: a thread failed, the rest stop.  With
+ * --shared-channel a thread may reap another's messages, so the end and
+ * the measure mark are the step's: `ended` counts QPs whose last message
+ * was reaped (by any thread), `over` is set once all were (it wakes the
+ * rest), `measuring` at the first measure mark. */
+struct cqp_step_sync {
+	atomic_int abort;
+	atomic_uint ended;
+	atomic_int over, measuring;
+};
+
 struct cqp_run {
 	struct cqp_params *p;
 	struct cqp_session *s;
@@ -34,7 +46,7 @@ struct cqp_run {
 	/* --threads: this thread's index (its engine is comp, its QPs the
 	 * t-th group), and the flag a failing thread sets for the rest. */
 	unsigned thread;
-	atomic_int abort;
+	struct cqp_step_sync *sync; /* the step's, one for all its threads */
 	struct cqp_figure summary[CQP_RUN_FIGURES]; /* run-wide figures */
 	unsigned nsummary;
 	struct cqp_cost run_client, run_server; /* run_all tools' CPU */

@@ -37,6 +37,12 @@ static int create_channels(struct cqp_comp *c, struct ibv_context *ctx)
 	c->chans = calloc(c->nch, sizeof(*c->chans));
 	if (!c->chans)
 		return cqp_fail(CQP_E_NOMEM, "out of memory for channels");
+	if (c->shared) {
+		/* Woken by one event at a time: the one this thread takes. */
+		c->chans[0] = c->cfg.shared;
+		c->cfg.nonblock = false;
+		return 0;
+	}
 	if (c->cfg.nonblock || c->nch > 1) {
 		c->epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (c->epfd < 0)
@@ -75,6 +81,7 @@ int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
 	c->cfg = *cfg;
 	c->ctx = ctx;
 	c->epfd = -1;
+	c->shared = cfg->shared != NULL;
 	/* Read when idle, never waited on. */
 	fcntl(ctx->async_fd, F_SETFL,
 	      fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
@@ -87,6 +94,10 @@ int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
 	c->cqs = calloc(ncq, sizeof(*c->cqs));
 	if (!c->cqs)
 		return cqp_fail(CQP_E_NOMEM, "out of memory for %u CQs", ncq);
+	for (unsigned i = 0; i < ncq; i++) {
+		c->cqs[i].owner = c;
+		pthread_mutex_init(&c->cqs[i].lock, NULL);
+	}
 	/* Channels exist in every mode, so a run can switch modes on the
 	 * same CQs (--compare-modes); poll mode simply never arms them. */
 	rc = create_channels(c, ctx);
@@ -136,16 +147,23 @@ static void ack(struct cqp_comp *c, struct cqp_comp_cq *q)
 
 void cqp_comp_destroy(struct cqp_comp *c)
 {
+	int err;
+
 	for (unsigned i = 0; c->cqs && i < c->ncq; i++) {
 		struct cqp_comp_cq *q = &c->cqs[i];
 
+		pthread_mutex_destroy(&q->lock);
 		if (!q->cq)
 			continue;
 		/* ibv_destroy_cq waits for every event to be acked. */
 		ack(c, q);
-		ibv_destroy_cq(q->cq);
+		err = ibv_destroy_cq(q->cq);
+		/* Teardown goes on; a CQ left behind is a bug worth a line. */
+		if (err)
+			fprintf(stderr, "warning: ibv_destroy_cq (CQ %u): %s\n",
+				i, strerror(err));
 	}
-	for (unsigned i = 0; c->chans && i < c->nch; i++)
+	for (unsigned i = 0; !c->shared && c->chans && i < c->nch; i++)
 		if (c->chans[i])
 			ibv_destroy_comp_channel(c->chans[i]);
 	cqp_watchdog_stop(&c->wd);
@@ -205,6 +223,42 @@ static int bad_completion(const struct ibv_wc *wc)
 			    : "");
 }
 
+/* --shared-channel: the CQ's lock, timed only when another thread holds
+ * it, so that an uncontended poll reads no clock. */
+static void lock_cq(struct cqp_comp *c, struct cqp_comp_cq *q)
+{
+	uint64_t t0;
+
+	if (pthread_mutex_trylock(&q->lock) == 0)
+		return;
+	t0 = cqp_now_ns();
+	pthread_mutex_lock(&q->lock);
+	c->cnt.lock_waits++;
+	c->cnt.lock_wait_ns += cqp_now_ns() - t0;
+}
+
+static int poll_cq(struct cqp_comp *c, struct cqp_comp_cq *q, int want,
+		   struct ibv_wc *wc)
+{
+	int r;
+
+	if (!c->shared)
+		return ibv_poll_cq(q->cq, want, wc);
+	lock_cq(c, q);
+	r = ibv_poll_cq(q->cq, want, wc);
+	pthread_mutex_unlock(&q->lock);
+	return r;
+}
+
+static int check_statuses(struct cqp_comp *c, const struct ibv_wc *wc, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (wc[i].status != IBV_WC_SUCCESS)
+			return bad_completion(&wc[i]);
+	c->cnt.completions += (uint64_t)n;
+	return n;
+}
+
 /* One pass over every CQ, starting where the last pass left off so no CQ
  * is starved when max is small. */
 static int poll_pass(struct cqp_comp *c, struct ibv_wc *wc, int max)
@@ -216,7 +270,7 @@ static int poll_pass(struct cqp_comp *c, struct ibv_wc *wc, int max)
 		int want = max - n < (int)c->cfg.poll_batch
 			       ? max - n
 			       : (int)c->cfg.poll_batch;
-		int r = ibv_poll_cq(c->cqs[i].cq, want, wc + n);
+		int r = poll_cq(c, &c->cqs[i], want, wc + n);
 
 		c->cnt.polls++;
 		if (r < 0)
@@ -230,11 +284,7 @@ static int poll_pass(struct cqp_comp *c, struct ibv_wc *wc, int max)
 	}
 	if (++c->next == c->ncq)
 		c->next = 0;
-	for (int i = 0; i < n; i++)
-		if (wc[i].status != IBV_WC_SUCCESS)
-			return bad_completion(&wc[i]);
-	c->cnt.completions += (uint64_t)n;
-	return n;
+	return check_statuses(c, wc, n);
 }
 
 /* SIGINT/SIGTERM, or another thread of the step failed: 0 when neither. */
@@ -384,9 +434,17 @@ static int take_event(struct cqp_comp *c, struct ibv_comp_channel *ch)
 				strerror(errno));
 	}
 	q = ctx;
+	if (c->shared)
+		lock_cq(c, q);
 	q->armed = false;
 	if (++q->unacked >= c->cfg.ack_batch)
 		ack(c, q);
+	if (c->shared) {
+		pthread_mutex_unlock(&q->lock);
+		/* Another thread's CQ: this one drains and rearms it. */
+		if (q->owner != c)
+			c->woke = q;
+	}
 	return 1;
 }
 
@@ -405,6 +463,12 @@ static int drain_channel(struct cqp_comp *c, struct ibv_comp_channel *ch)
 	return got;
 }
 
+static bool step_over(const struct cqp_comp *c)
+{
+	return c->cfg.over && atomic_load(c->cfg.over);
+}
+
+/* 0 after a wakeup, 1 when the step ended meanwhile (cfg.over). */
 static int wait_event(struct cqp_comp *c)
 {
 	for (;;) {
@@ -458,22 +522,66 @@ static int wait_event(struct cqp_comp *c)
 			c->cnt.wakeups++;
 			return 0;
 		}
+		if (step_over(c))
+			return 1;
 	}
+}
+
+static int arm_cq(struct cqp_comp *c, struct cqp_comp_cq *q)
+{
+	int rc = 0;
+
+	if (c->shared)
+		lock_cq(c, q);
+	if (!q->armed) {
+		if (ibv_req_notify_cq(q->cq, c->cfg.solicited))
+			rc = cqp_fail(CQP_E_DEVICE, "ibv_req_notify_cq: %s",
+				      strerror(errno));
+		else
+			q->armed = true;
+	}
+	if (c->shared)
+		pthread_mutex_unlock(&q->lock);
+	return rc;
 }
 
 static int arm(struct cqp_comp *c)
 {
 	for (unsigned i = 0; i < c->ncq; i++) {
-		struct cqp_comp_cq *q = &c->cqs[i];
+		int rc = arm_cq(c, &c->cqs[i]);
 
-		if (q->armed)
-			continue;
-		if (ibv_req_notify_cq(q->cq, c->cfg.solicited))
-			return cqp_fail(CQP_E_DEVICE, "ibv_req_notify_cq: %s",
-					strerror(errno));
-		q->armed = true;
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
+}
+
+/* --shared-channel: the other thread's CQ whose event this one took, to
+ * empty; then rearmed (its owner may be asleep) and looked at once more,
+ * for what landed before the arm. */
+static int drain_woken(struct cqp_comp *c, struct ibv_wc *wc, int max)
+{
+	struct cqp_comp_cq *q = c->woke;
+	int want = max < (int)c->cfg.poll_batch ? max : (int)c->cfg.poll_batch;
+	int n = poll_cq(c, q, want, wc), rc;
+
+	c->cnt.polls++;
+	if (n == 0) {
+		c->cnt.empty_polls++;
+		if ((rc = arm_cq(c, q)) < 0)
+			return rc;
+		n = poll_cq(c, q, want, wc);
+		c->cnt.polls++;
+		if (n == 0) {
+			c->cnt.empty_polls++;
+			c->woke = NULL;
+			return 0;
+		}
+	}
+	if (n < 0)
+		return cqp_fail(CQP_E_DEVICE, "ibv_poll_cq: %s", strerror(-n));
+	c->cnt.foreign_completions += (uint64_t)n;
+	return check_statuses(c, wc, n);
 }
 
 static int found(struct cqp_comp *c, int n)
@@ -499,12 +607,16 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 	if ((rc = stopping(c)) < 0)
 		return rc;
 	for (;;) {
-		n = poll_pass(c, wc, max);
+		n = c->woke ? drain_woken(c, wc, max) : 0;
+		if (n == 0)
+			n = poll_pass(c, wc, max);
 		if (n != 0)
 			return n < 0 ? completion_failed(c, n) : found(c, n);
 		c->after_wake = false;
 		if ((rc = stopping(c)) < 0)
 			return rc;
+		if (step_over(c))
+			return 0;
 		if (c->cfg.mode == CQP_CQ_POLL) {
 			uint64_t now;
 
@@ -531,7 +643,7 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 		rc = wait_event(c);
 		if (rc < 0)
 			return rc;
-		c->after_wake = true;
+		c->after_wake = rc == 0;
 	}
 }
 
@@ -694,7 +806,11 @@ void cqp_comp_cost(struct cqp_comp *c, struct cqp_cost *out)
 	out->events_acked = c->cnt.events_acked;
 	out->spin_completions = c->cnt.spin_completions;
 	out->sleep_completions = c->cnt.sleep_completions;
-	out->channels = c->nch;
+	out->has_shared = c->shared;
+	out->foreign_completions = c->cnt.foreign_completions;
+	out->lock_waits = c->cnt.lock_waits;
+	out->lock_wait_us = (double)c->cnt.lock_wait_ns / 1e3;
+	out->channels = c->shared ? c->cfg.count_shared : c->nch;
 }
 
 void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
@@ -716,10 +832,57 @@ void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
 }
 
 void cqp_comp_cfg_thread(struct cqp_comp_cfg *cfg, const struct cqp_params *p,
-			 unsigned t, atomic_int *abort)
+			 unsigned t, atomic_int *abort, atomic_int *over,
+			 struct ibv_comp_channel *shared)
 {
 	cfg->cpu = t < p->ncpu ? p->cpus[t] : -1;
 	cfg->abort = abort;
+	cfg->over = over;
+	cfg->shared = shared;
+	cfg->count_shared = shared && t == 0;
+}
+
+int cqp_comp_set_create(struct cqp_comp_set *s, struct ibv_context *ctx,
+			const struct cqp_comp_set_req *req)
+{
+	const struct cqp_params *p = req->p;
+	struct cqp_comp_cfg cfg;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if (!(s->comp = calloc(p->nthreads, sizeof(*s->comp))))
+		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	/* Only a receiver shares: a sender's completions are its own
+	 * flow control (the QPs' sends in flight). */
+	if (p->shared_channel && req->receiver &&
+	    !(s->shared = ibv_create_comp_channel(ctx)))
+		return cqp_fail(CQP_E_DEVICE, "ibv_create_comp_channel: %s",
+				strerror(errno));
+	for (unsigned t = 0; t < p->nthreads; t++) {
+		cqp_comp_cfg_from_params(&cfg, p, req->receiver, req->stop);
+		cqp_comp_cfg_thread(&cfg, p, t, req->abort, req->over,
+				    s->shared);
+		rc = cqp_comp_create(&s->comp[t], ctx, &cfg, req->ncq,
+				     req->depth);
+		if (rc < 0)
+			return rc;
+		s->n++;
+		if (p->cq_mod_count &&
+		    (rc = cqp_comp_moderate(&s->comp[t], p->cq_mod_count,
+					    p->cq_mod_usec)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+void cqp_comp_set_destroy(struct cqp_comp_set *s)
+{
+	for (unsigned t = 0; t < s->n; t++)
+		cqp_comp_destroy(&s->comp[t]);
+	if (s->shared)
+		ibv_destroy_comp_channel(s->shared);
+	free(s->comp);
+	memset(s, 0, sizeof(*s));
 }
 
 void cqp_comp_account_peer(struct cqp_comp *c, int pid)

@@ -14,6 +14,7 @@
 #define CQP_COMPLETION_H
 
 #include <infiniband/verbs.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -40,19 +41,38 @@ struct cqp_comp_cfg {
 	/* --threads: set when another thread of the step failed (the
 	 * waiter is woken by a signal); may be NULL. */
 	atomic_int *abort;
+	/* --shared-channel: the channel every thread's CQs are on, made by
+	 * cqp_comp_share (NULL: the engine makes its own); count_shared
+	 * says this engine reports it in `channels` (thread 0's). */
+	struct ibv_comp_channel *shared;
+	bool count_shared;
+	/* Set when the step is over for every thread (--shared-channel:
+	 * another thread may have reaped this one's last message); a reap
+	 * with nothing left then returns 0.  May be NULL. */
+	atomic_int *over;
 };
 
 struct cqp_comp_counters {
 	uint64_t polls, empty_polls, completions;
 	uint64_t wakeups, events_acked;
 	uint64_t spin_completions, sleep_completions;
+	/* --shared-channel: completions of another engine's CQ, and the
+	 * time spent waiting for a CQ another thread was draining. */
+	uint64_t foreign_completions;
+	uint64_t lock_waits, lock_wait_ns;
 };
+
+struct cqp_comp;
 
 struct cqp_comp_cq {
 	struct ibv_cq *cq;
 	struct ibv_comp_channel *ch;
 	unsigned unacked;
 	bool armed;
+	struct cqp_comp *owner;
+	/* --shared-channel: makes draining, arming and acking the CQ
+	 * exclusive, since any thread may take its event. */
+	pthread_mutex_t lock;
 };
 
 struct cqp_comp {
@@ -65,9 +85,13 @@ struct cqp_comp {
 	int epfd;
 	struct pollfd *pfd; /* cqp_comp_wait_until's, one per channel */
 	unsigned next;	    /* round-robin start of the next poll pass */
-	bool after_wake;    /* draining right after a wakeup */
-	uint64_t last_ns;   /* time of the last completion (or start) */
-	bool progressed;    /* completions since the clock was last read */
+	bool shared;	    /* on the step's one channel */
+	/* --shared-channel: another engine's CQ whose event this thread
+	 * took, drained before its own; NULL: none. */
+	struct cqp_comp_cq *woke;
+	bool after_wake;  /* draining right after a wakeup */
+	uint64_t last_ns; /* time of the last completion (or start) */
+	bool progressed;  /* completions since the clock was last read */
 	struct cqp_comp_counters cnt;
 	struct cqp_cpu_acct acct; /* the measured phase's CPU */
 	struct cqp_watchdog
@@ -142,12 +166,35 @@ int cqp_comp_reap_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
  * look once when their wait ends in silence, at most every CQP_COMP_PEER_NS (a
  * silent return stays 0 unless the peer is gone). */
 /* Thread t's part of cfg (after cqp_comp_cfg_from_params): its CPU of
- * --cpu LIST, and the step's abort flag. */
+ * --cpu LIST, the step's abort and over flags, and the shared channel. */
 void cqp_comp_cfg_thread(struct cqp_comp_cfg *cfg, const struct cqp_params *p,
-			 unsigned t, atomic_int *abort);
+			 unsigned t, atomic_int *abort, atomic_int *over,
+			 struct ibv_comp_channel *shared);
 
 void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg),
 			 void *arg);
+
+/* --threads: one engine per thread over `ncq` CQs each, and with
+ * --shared-channel the one channel they all sleep on.  Created in
+ * order; destroyed with cqp_comp_set_destroy whatever was made. */
+struct cqp_comp_set {
+	struct cqp_comp *comp;
+	unsigned n; /* created */
+	struct ibv_comp_channel *shared;
+};
+
+struct cqp_comp_set_req {
+	const struct cqp_params *p;
+	bool receiver;
+	unsigned ncq;
+	uint32_t depth;
+	volatile sig_atomic_t *stop;
+	atomic_int *abort, *over;
+};
+
+int cqp_comp_set_create(struct cqp_comp_set *s, struct ibv_context *ctx,
+			const struct cqp_comp_set_req *req);
+void cqp_comp_set_destroy(struct cqp_comp_set *s);
 
 /* The same look at most every CQP_COMP_PEER_NS, silence or not, for
  * loops that never fall silent (a UD sender's own completions keep

@@ -102,7 +102,7 @@ static int make_room(struct lat_ctx *c, uint32_t tx_depth)
 	struct ibv_wc wc[REAP_MAX];
 
 	while (c->outstanding >= tx_depth) {
-		int n = cqp_comp_reap_sends(c->rc.comp, wc, REAP_MAX);
+		int n = cqp_comp_reap_sends(c->rc.comps.comp, wc, REAP_MAX);
 
 		if (n < 0)
 			return n;
@@ -126,9 +126,10 @@ static int take_request(struct lat_ctx *c, uint32_t tx_depth)
 
 	while (c->queued == 0 || c->outstanding >= tx_depth) {
 		/* Only sends can make room: reap them as sends. */
-		int n = c->queued
-			    ? cqp_comp_reap_sends(c->rc.comp, wc, REAP_MAX)
-			    : cqp_comp_reap(c->rc.comp, wc, REAP_MAX);
+		int n =
+		    c->queued
+			? cqp_comp_reap_sends(c->rc.comps.comp, wc, REAP_MAX)
+			: cqp_comp_reap(c->rc.comps.comp, wc, REAP_MAX);
 
 		if (n < 0)
 			return n;
@@ -168,14 +169,14 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	int ret;
 
 	cqp_lat_rec_begin(&c->rec, p, size,
-			  cqp_cq_mode_name(c->rc.comp->cfg.mode), 0);
+			  cqp_cq_mode_name(c->rc.comps.comp->cfg.mode), 0);
 	for (uint64_t i = 0;; i++) {
 		bool first = i == p->warmup;
 		bool last;
 		uint64_t t0, t1;
 
 		if (first) {
-			cqp_comp_begin(c->rc.comp);
+			cqp_comp_begin(c->rc.comps.comp);
 			if (p->duration_s)
 				end_ns =
 				    cqp_now_ns() +
@@ -208,7 +209,7 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	/* Retire every send, so the next phase starts from a quiet CQ. */
 	if ((ret = make_room(c, 1)) < 0)
 		return ret;
-	cqp_comp_cost(c->rc.comp, mine);
+	cqp_comp_cost(c->rc.comps.comp, mine);
 	return cqp_lat_rec_finish(&c->rec, p, row);
 }
 
@@ -259,7 +260,7 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 			}
 			cqp_ol_next(&ol, now, &first, &last);
 			if (first)
-				cqp_comp_begin(c->rc.comp);
+				cqp_comp_begin(c->rc.comps.comp);
 			if ((ret = post_msg(
 				 c, size, request_imm(ol.sent, first, last))) <
 			    0)
@@ -270,7 +271,7 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 		}
 		/* Awake when the next request is due (the client may sleep:
 		 * --client-cq-mode); blocked, as long as a reply takes. */
-		n = cqp_comp_wait_until(c->rc.comp, wc, REAP_MAX,
+		n = cqp_comp_wait_until(c->rc.comps.comp, wc, REAP_MAX,
 					cqp_ol_wake(&ol, now));
 		if (n < 0)
 			return n;
@@ -280,7 +281,8 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 						"no reply for %u s: the peer "
 						"is gone or stalled",
 						p->timeout_s);
-			if ((ret = cqp_comp_check_peer(c->rc.comp, now)) < 0)
+			if ((ret = cqp_comp_check_peer(c->rc.comps.comp, now)) <
+			    0)
 				return ret;
 			continue;
 		}
@@ -309,7 +311,7 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 	}
 	if ((ret = make_room(c, 1)) < 0)
 		return ret;
-	cqp_comp_cost(c->rc.comp, mine);
+	cqp_comp_cost(c->rc.comps.comp, mine);
 	if ((ret = cqp_lat_rec_finish(&c->rec, p, row)) < 0)
 		return ret;
 	cqp_ol_finish(&ol, row);
@@ -323,7 +325,7 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	uint32_t imm = 0;
 	int ret;
 
-	cqp_comp_begin(c->rc.comp);
+	cqp_comp_begin(c->rc.comps.comp);
 	while (imm != CQP_IMM_END) {
 		if ((ret = take_request(c, run->p->tx_depth)) < 0)
 			return ret;
@@ -333,11 +335,11 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		    (ret = cqp_rc_post_recvs(&c->rc, 0, 1)) < 0)
 			return ret;
 		if (imm == CQP_IMM_MEASURE)
-			cqp_comp_begin(c->rc.comp);
+			cqp_comp_begin(c->rc.comps.comp);
 	}
 	if ((ret = make_room(c, 1)) < 0)
 		return ret;
-	cqp_comp_cost(c->rc.comp, mine);
+	cqp_comp_cost(c->rc.comps.comp, mine);
 	return 0;
 }
 

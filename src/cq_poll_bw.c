@@ -1,6 +1,7 @@
 /* cq_poll_bw: RC SEND bandwidth and message rate from client to server,
  * with each side reaping completions in poll, event or hybrid mode. */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,12 +15,19 @@
 
 struct bw_ctx {
 	struct cqp_rc rc;
+	/* Receives reaped per QP over the run (-n: which were warm-up). */
+	atomic_uint_fast64_t *received;
 };
 
 static int setup(struct cqp_run *run, void *ctx)
 {
 	struct bw_ctx *c = ctx;
+	const struct cqp_params *p = run->p;
 
+	c->received =
+	    calloc((size_t)p->qps * p->nthreads, sizeof(*c->received));
+	if (!c->received)
+		return cqp_fail(CQP_E_NOMEM, "out of memory");
 	return cqp_rc_setup(&c->rc, run, !run->is_client);
 }
 
@@ -29,6 +37,8 @@ static void teardown(struct cqp_run *run, void *ctx)
 
 	(void)run;
 	cqp_rc_teardown(&c->rc);
+	free(c->received);
+	c->received = NULL;
 }
 
 /* Every message of QP i comes from its one buffer. */
@@ -81,26 +91,71 @@ static int run_sender(struct cqp_run *run, struct bw_ctx *c, uint64_t size,
 	return cqp_bw_send(&tx, size, row, mine, &sent);
 }
 
+/* -n: of the receives n0..n0+cnt-1 of a QP, those of a warm-up.  A QP's
+ * receives are counted across steps, each step `warmup` then `iters`. */
+static uint64_t warm_in(const struct cqp_params *p, uint64_t n0, uint64_t cnt)
+{
+	uint64_t per = p->warmup + p->iters, warm = 0;
+
+	for (uint64_t x = n0; x < n0 + cnt;) {
+		uint64_t at = x % per, run;
+
+		if (at < p->warmup) {
+			run = p->warmup - at;
+			run = run < n0 + cnt - x ? run : n0 + cnt - x;
+			warm += run;
+		} else {
+			run = per - at;
+		}
+		x += run;
+	}
+	return warm;
+}
+
+/* A QP's last message was reaped: with --shared-channel the step ends
+ * when every thread's QPs have, whoever reaped them. */
+static void end_seen(struct cqp_run *run, unsigned *ended, unsigned nqp)
+{
+	struct cqp_step_sync *sync = run->sync;
+
+	if (!run->p->shared_channel)
+		++*ended;
+	else if (atomic_fetch_add(&sync->ended, 1) + 1 == nqp)
+		atomic_store(&sync->over, 1);
+}
+
+static bool step_done(const struct cqp_run *run, unsigned ended, unsigned nqp)
+{
+	if (run->p->shared_channel)
+		return atomic_load(&run->sync->ended) == nqp;
+	return ended == nqp;
+}
+
 /* Reposts go to the QPs this reap touched, from a list: a scan over every
  * QP per reap delays reposts at high QP counts until the sender meets RNR
- * NAKs. */
+ * NAKs.  With --shared-channel the thread reaps any thread's QPs (wr_id
+ * is the QP's index in the step), reposts what it reaped, and its
+ * measured phase starts at the step's first mark. */
 static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
 			struct cqp_cost *mine)
 {
+	const struct cqp_params *p = run->p;
 	struct cqp_rc *rc = &c->rc;
 	struct cqp_comp *comp = run->comp;
 	struct ibv_wc wc[REAP_MAX];
-	unsigned nqp = run->p->qps, first = first_qp(run);
+	bool shared = p->shared_channel, began = false;
+	unsigned nqp = shared ? p->qps * p->nthreads : p->qps;
+	unsigned base = shared ? 0 : first_qp(run);
 	unsigned *repost = calloc(nqp, sizeof(*repost));
 	unsigned dirty[REAP_MAX];
 	unsigned ended = 0;
-	uint64_t total = 0; /* every receive, warm-up included */
+	uint64_t total = 0, warm = 0; /* every receive; the warm-up's */
 	int ret = 0;
 
 	if (!repost)
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
 	cqp_comp_begin(comp);
-	while (ended < nqp) {
+	while (!step_done(run, ended, nqp)) {
 		unsigned ndirty = 0;
 
 		ret = cqp_comp_reap(comp, wc, REAP_MAX);
@@ -108,22 +163,31 @@ static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
 			goto out;
 		total += (uint64_t)ret;
 		for (int k = 0; k < ret; k++) {
-			unsigned q = (unsigned)wc[k].wr_id - first;
+			unsigned q = (unsigned)wc[k].wr_id - base;
 
 			if (repost[q]++ == 0)
 				dirty[ndirty++] = q;
 			if (!(wc[k].wc_flags & IBV_WC_WITH_IMM))
 				continue;
 			if (wc[k].imm_data == CQP_IMM_END)
-				ended++;
-			else if (wc[k].imm_data == CQP_IMM_MEASURE)
+				end_seen(run, &ended, nqp);
+			else if (wc[k].imm_data == CQP_IMM_MEASURE && !shared)
 				cqp_comp_begin(comp);
+			else if (wc[k].imm_data == CQP_IMM_MEASURE)
+				atomic_store(&run->sync->measuring, 1);
+		}
+		if (shared && !began && atomic_load(&run->sync->measuring)) {
+			began = true;
+			cqp_comp_begin(comp);
 		}
 		for (unsigned d = 0; d < ndirty; d++) {
 			unsigned q = dirty[d];
+			uint64_t n0 =
+			    atomic_fetch_add(&c->received[base + q], repost[q]);
 
-			if ((ret = cqp_rc_post_recvs(rc, first + q,
-						     repost[q])) < 0)
+			warm += warm_in(p, n0, repost[q]);
+			if ((ret = cqp_rc_post_recvs(rc, base + q, repost[q])) <
+			    0)
 				goto out;
 			repost[q] = 0;
 		}
@@ -132,8 +196,8 @@ static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
 	cqp_comp_cost(comp, mine);
 	/* -n: the mark rode on QP 0's last warm-up send, and other QPs'
 	 * warm-up may still have been reaped after it: count exactly. */
-	if (!run->p->duration_s && run->p->warmup)
-		mine->completions = total - run->p->warmup * nqp;
+	if (!p->duration_s && p->warmup)
+		mine->completions = total - warm;
 out:
 	free(repost);
 	return ret;

@@ -109,6 +109,8 @@ const struct cqp_option cqp_options[] = {
 	 "queue pairs, each with its own CQ", BW_TOOLS | CQP_TOOL_UD_SEND_LAT, NEG},
 	{"threads", 0, CQP_OPT_U32, OFF(nthreads), 0, 1, CQP_MAX_THREADS, NULL, "T",
 	 "benchmark threads on each side, on one device context: each with its own QPs (-q each), CQs and completion channel", THREAD_TOOLS, NEG},
+	{"shared-channel", 0, CQP_OPT_FLAG, OFF(shared_channel), 0, 0, 1, NULL, NULL,
+	 "with --threads: every receiving thread's CQs on one completion channel that all of them sleep on (event and hybrid modes)", THREAD_TOOLS | LAT_TOOLS, NEG},
 	{"channel-per-cq", 0, CQP_OPT_FLAG, OFF(channel_per_cq), 0, 0, 1, NULL, NULL,
 	 "give every CQ its own completion channel instead of sharing one", BW_TOOLS | CQP_TOOL_UD_SEND_LAT, NEG},
 	{"cq-mode", 0, CQP_OPT_ENUM, OFF(cq_mode), 0, 0, 2, cq_mode_words, "MODE",
@@ -1057,6 +1059,25 @@ int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
 				"--cpu lists %u CPUs for --threads %u: one "
 				"per thread",
 				p->ncpu, p->nthreads);
+	if (p->shared_channel && (tool & LAT_TOOLS))
+		return cqp_fail(
+		    CQP_E_USAGE,
+		    "--shared-channel does not fit ping-pong: each thread "
+		    "waits for its own reply before the next request, so a "
+		    "reply another thread reaped would stall it; use a "
+		    "bandwidth tool");
+	if (p->shared_channel && p->nthreads < 2)
+		return cqp_fail(CQP_E_USAGE,
+				"--shared-channel needs --threads 2 or more: "
+				"one thread has no one to share with");
+	if (p->shared_channel && p->cq_mode == CQP_CQ_POLL)
+		return cqp_fail(CQP_E_USAGE,
+				"--shared-channel needs --cq-mode event or "
+				"hybrid: poll mode never sleeps on a channel");
+	if (p->shared_channel && p->channel_per_cq)
+		return cqp_fail(CQP_E_USAGE,
+				"--shared-channel and --channel-per-cq "
+				"conflict: one channel, or one per CQ");
 	if ((uint64_t)p->nthreads * p->qps > 1024)
 		return cqp_fail(CQP_E_USAGE,
 				"--threads %u times --qps %u is %u QPs: at "

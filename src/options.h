@@ -90,7 +90,8 @@ struct cqp_params {
 	uint32_t qps;
 	uint32_t nthreads; /* --threads (bandwidth/latency tools), >= 1 */
 	bool channel_per_cq;
-	uint32_t cq_mode; /* enum cqp_cq_mode */
+	bool shared_channel; /* --threads: receivers' CQs on one channel */
+	uint32_t cq_mode;    /* enum cqp_cq_mode */
 	uint32_t poll_batch;
 	uint32_t ack_batch;
 	uint32_t spin_us; /* the first of spin_list */

@@ -16,7 +16,7 @@ static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
 {
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		     IBV_ACCESS_REMOTE_READ;
-	unsigned total = p->qps * rc->ncomp;
+	unsigned total = p->qps * rc->comps.n;
 	int ret;
 
 	rc->qps = calloc(total, sizeof(*rc->qps));
@@ -24,7 +24,7 @@ static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
 	if (!rc->qps || !rc->bufs)
 		return cqp_fail(CQP_E_NOMEM, "out of memory for %u QPs", total);
 	for (unsigned i = 0; i < total; i++) {
-		struct cqp_comp *comp = &rc->comp[i / p->qps];
+		struct cqp_comp *comp = &rc->comps.comp[i / p->qps];
 		struct cqp_qp_req req = {
 		    .type = IBV_QPT_RC,
 		    .send_cq = cqp_comp_cq(comp, i % p->qps),
@@ -96,8 +96,15 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
 {
 	const struct cqp_params *p = run->p;
 	uint64_t buf_size = cqp_rc_buf_size(p);
-	struct cqp_comp_cfg cfg;
-	uint32_t depth = cqp_params_cq_depth(p);
+	struct cqp_comp_set_req req = {
+	    .p = p,
+	    .receiver = receiver,
+	    .ncq = p->qps,
+	    .depth = cqp_params_cq_depth(p),
+	    .stop = run->stop,
+	    .abort = &run->sync->abort,
+	    .over = &run->sync->over,
+	};
 	uint32_t mtu;
 	int ret;
 
@@ -111,24 +118,11 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
 	run->max_size = rc->dev.port_attr.max_msg_sz < buf_size
 			    ? rc->dev.port_attr.max_msg_sz
 			    : buf_size;
-	rc->comp = calloc(p->nthreads, sizeof(*rc->comp));
-	if (!rc->comp)
-		return cqp_fail(CQP_E_NOMEM, "out of memory");
-	for (unsigned t = 0; t < p->nthreads; t++) {
-		cqp_comp_cfg_from_params(&cfg, p, receiver, run->stop);
-		cqp_comp_cfg_thread(&cfg, p, t, &run->abort);
-		ret = cqp_comp_create(&rc->comp[t], rc->dev.ctx, &cfg, p->qps,
-				      depth);
-		if (ret < 0)
-			return ret;
-		rc->ncomp++;
-		if (p->cq_mod_count &&
-		    (ret = cqp_comp_moderate(&rc->comp[t], p->cq_mod_count,
-					     p->cq_mod_usec)) < 0)
-			return ret;
-	}
-	run->comp = rc->comp;
-	run->ncomp = rc->ncomp;
+	ret = cqp_comp_set_create(&rc->comps, rc->dev.ctx, &req);
+	if (ret < 0)
+		return ret;
+	run->comp = rc->comps.comp;
+	run->ncomp = rc->comps.n;
 	ret = create_qps(rc, p, buf_size);
 	if (ret < 0)
 		return ret;
@@ -150,9 +144,7 @@ void cqp_rc_teardown(struct cqp_rc *rc)
 		cqp_buf_free(&rc->bufs[i]);
 	free(rc->qps);
 	free(rc->bufs);
-	for (unsigned t = 0; t < rc->ncomp; t++)
-		cqp_comp_destroy(&rc->comp[t]);
-	free(rc->comp);
+	cqp_comp_set_destroy(&rc->comps);
 	if (rc->dev_open)
 		cqp_dev_close(&rc->dev);
 	memset(rc, 0, sizeof(*rc));

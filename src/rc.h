@@ -15,9 +15,9 @@ struct cqp_rc {
 	struct cqp_dev dev;
 	bool dev_open;
 	/* One engine per --threads thread, each over its own CQs (and
-	 * channel); QPs are thread-major: thread t has qps[t * q ...]. */
-	struct cqp_comp *comp;
-	unsigned ncomp; /* created */
+	 * channel, or the shared one); QPs are thread-major: thread t has
+	 * qps[t * q ...]. */
+	struct cqp_comp_set comps;
 	struct ibv_qp **qps;
 	struct cqp_buf *bufs;
 	unsigned nqp;

@@ -64,6 +64,9 @@ static const struct cost_field {
     OPT("idle_cpu_sys_pct", FIELD_DOUBLE, idle_cpu_sys_pct, has_idle),
     OPT("rx_mem_bytes", FIELD_U64, rx_mem_bytes, has_rx_mem),
     REQ("channels", FIELD_U64, channels),
+    OPT("foreign_completions", FIELD_U64, foreign_completions, has_shared),
+    OPT("lock_waits", FIELD_U64, lock_waits, has_shared),
+    OPT("lock_wait_us", FIELD_DOUBLE, lock_wait_us, has_shared),
 #undef REQ
 #undef OPT
 };
@@ -631,11 +634,13 @@ static void print_threads(const struct cqp_report *r, FILE *out)
 					"  #%u on CPU %" PRId32 ": %" PRIu64
 					" completions, %" PRIu64
 					" wakeups, CPU %.1f %% (usr/sys "
-					"%.1f/%.1f), %" PRIu64 " foreign\n",
+					"%.1f/%.1f), %" PRIu64 " foreign, "
+					"%.0f us lock wait\n",
 					t, tc->cpu, tc->completions,
 					tc->wakeups, tc->cpu_pct,
 					tc->cpu_user_pct, tc->cpu_sys_pct,
-					tc->foreign_completions);
+					tc->foreign_completions,
+					tc->lock_wait_us);
 			}
 		}
 	}
@@ -1211,6 +1216,7 @@ static void json_cost(struct cqp_json *j, const char *key,
 			cqp_json_double(j, "cpu_sys_pct", tc->cpu_sys_pct);
 			cqp_json_u64(j, "foreign_completions",
 				     tc->foreign_completions);
+			cqp_json_double(j, "lock_wait_us", tc->lock_wait_us);
 			cqp_json_obj_end(j);
 		}
 		cqp_json_arr_end(j);
@@ -2106,10 +2112,10 @@ void cqp_threads_encode(const struct cqp_cost *c, struct cqp_kv_writer *w)
 		snprintf(key, sizeof(key), "thread%u", t);
 		snprintf(val, sizeof(val),
 			 "%" PRId32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			 ",%.17g,%.17g,%.17g",
+			 ",%.17g,%.17g,%.17g,%.17g",
 			 tc->cpu, tc->completions, tc->wakeups,
 			 tc->foreign_completions, tc->cpu_pct, tc->cpu_user_pct,
-			 tc->cpu_sys_pct);
+			 tc->cpu_sys_pct, tc->lock_wait_us);
 		cqp_kv_add_str(w, key, val);
 	}
 }
@@ -2140,10 +2146,11 @@ int cqp_threads_decode(struct cqp_cost *c, const char *text, size_t len)
 		rc = cqp_kv_get_str(text, len, key, val, sizeof(val));
 		if (rc == 0 && sscanf(val,
 				      "%" SCNd32 ",%" SCNu64 ",%" SCNu64
-				      ",%" SCNu64 ",%lg,%lg,%lg",
+				      ",%" SCNu64 ",%lg,%lg,%lg,%lg",
 				      &tc->cpu, &tc->completions, &tc->wakeups,
 				      &tc->foreign_completions, &tc->cpu_pct,
-				      &tc->cpu_user_pct, &tc->cpu_sys_pct) != 7)
+				      &tc->cpu_user_pct, &tc->cpu_sys_pct,
+				      &tc->lock_wait_us) != 8)
 			rc = cqp_fail(CQP_E_PROTO, "the peer's %s is malformed",
 				      key);
 		if (rc < 0) {

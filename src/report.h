@@ -24,6 +24,7 @@ struct cqp_thread_cost {
 	uint64_t completions, wakeups;
 	uint64_t foreign_completions; /* of another thread's CQ */
 	double cpu_pct, cpu_user_pct, cpu_sys_pct;
+	double lock_wait_us; /* waiting for a CQ another thread drained */
 };
 
 struct cqp_cost {
@@ -53,6 +54,11 @@ struct cqp_cost {
 	bool has_rx_mem;       /* UD: receive memory is reported */
 	uint64_t rx_mem_bytes; /* receive buffers this side registered */
 	uint64_t channels;     /* completion channels its engines used */
+	/* --shared-channel (has_shared): completions of another thread's
+	 * CQ, and the waits for a CQ's lock and their total time. */
+	bool has_shared;
+	uint64_t foreign_completions, lock_waits;
+	double lock_wait_us;
 	/* --threads: the threads' shares (the figures above are their
 	 * sums, or thread 0's for the process- and machine-wide ones);
 	 * owned by the row (cqp_rows_free), NULL when not threaded. */

@@ -70,9 +70,11 @@ static void *work(void *arg)
 	return NULL;
 }
 
-/* Until every thread is done; once one failed, the rest are woken from
- * their blocking waits (SIGUSR1: EINTR) until they see the flag. */
-static void watch(struct worker *w, unsigned n, atomic_int *abort)
+/* Until every thread is done; once one failed or the step is over, the
+ * rest are woken from their blocking waits (SIGUSR1: EINTR) until they
+ * see the flag. */
+static void watch(struct worker *w, unsigned n, atomic_int *abort,
+		  atomic_int *over)
 {
 	const struct timespec nap = {0, WATCH_NS};
 
@@ -83,7 +85,7 @@ static void watch(struct worker *w, unsigned n, atomic_int *abort)
 			if (!w[t].started || atomic_load(&w[t].done))
 				continue;
 			all = false;
-			if (atomic_load(abort))
+			if (atomic_load(abort) || atomic_load(over))
 				pthread_kill(w[t].tid, SIGUSR1);
 		}
 		if (all)
@@ -128,7 +130,10 @@ int cqp_workers_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 		rc = cqp_fail(CQP_E_NOMEM, "out of memory");
 		goto out;
 	}
-	atomic_store(&run->abort, 0);
+	atomic_store(&run->sync->abort, 0);
+	atomic_store(&run->sync->over, 0);
+	atomic_store(&run->sync->measuring, 0);
+	atomic_store(&run->sync->ended, 0);
 	for (unsigned t = 0; t < n && rc == 0; t++) {
 		int err;
 
@@ -136,20 +141,20 @@ int cqp_workers_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 		w[t].run.thread = t;
 		w[t].run.comp = &run->comp[t];
 		w[t].run.ncomp = 1;
-		w[t].abort = &run->abort;
+		w[t].abort = &run->sync->abort;
 		w[t].ops = ops;
 		w[t].ctx = ctx;
 		w[t].size = size;
 		w[t].row = *row;
 		err = pthread_create(&w[t].tid, NULL, work, &w[t]);
 		if (err) {
-			atomic_store(&run->abort, 1);
+			atomic_store(&run->sync->abort, 1);
 			rc = cqp_fail(CQP_E_SYS, "starting thread %u: %s", t,
 				      strerror(err));
 		}
 		w[t].started = err == 0;
 	}
-	watch(w, n, &run->abort);
+	watch(w, n, &run->sync->abort, &run->sync->over);
 	for (unsigned t = 0; t < n; t++)
 		if (w[t].started)
 			pthread_join(w[t].tid, NULL);
@@ -186,6 +191,8 @@ int cqp_workers_merge_cost(const struct cqp_cost *each, const int32_t *cpu,
 	out->wakeups = out->events_acked = 0;
 	out->spin_completions = out->sleep_completions = 0;
 	out->channels = 0;
+	out->foreign_completions = out->lock_waits = 0;
+	out->lock_wait_us = 0;
 	for (unsigned t = 0; t < n; t++) {
 		const struct cqp_cost *c = &each[t];
 
@@ -200,6 +207,9 @@ int cqp_workers_merge_cost(const struct cqp_cost *each, const int32_t *cpu,
 		out->spin_completions += c->spin_completions;
 		out->sleep_completions += c->sleep_completions;
 		out->channels += c->channels;
+		out->foreign_completions += c->foreign_completions;
+		out->lock_waits += c->lock_waits;
+		out->lock_wait_us += c->lock_wait_us;
 		if (c->seconds > out->seconds)
 			out->seconds = c->seconds;
 		th[t] = (struct cqp_thread_cost){
@@ -209,6 +219,8 @@ int cqp_workers_merge_cost(const struct cqp_cost *each, const int32_t *cpu,
 		    .cpu_pct = c->cpu_pct,
 		    .cpu_user_pct = c->cpu_user_pct,
 		    .cpu_sys_pct = c->cpu_sys_pct,
+		    .foreign_completions = c->foreign_completions,
+		    .lock_wait_us = c->lock_wait_us,
 		};
 	}
 	out->threads = th;

@@ -208,6 +208,11 @@ bad cq_poll_bw --cpu 0..4095 --cpu 1-0
 bad cq_poll_bw --cpu 0..4095 --cpu 0,x
 bad cq_poll_bw --threads "at most 1024" --threads 2 -q 600
 bad cq_poll_bw --rate "split over the threads" --threads 4 --rate 3
+bad cq_poll_bw --shared-channel "--threads 2 or more" --shared-channel --cq-mode event
+bad cq_poll_bw --shared-channel "event or" --threads 2 --shared-channel
+bad cq_poll_bw --shared-channel "conflict" --threads 2 --shared-channel --cq-mode event --channel-per-cq
+bad cq_event_lat --shared-channel "ping-pong" --shared-channel --cq-mode event
+bad ud_send_lat --shared-channel "ping-pong" --shared-channel
 
 echo "# $rows bad command lines"
 echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"

@@ -37,6 +37,8 @@ if [ -n "${CQPERF_ASAN_BIN:-}" ] && [ -x "$CQPERF_ASAN_BIN/cq_poll_bw" ]; then
 	done
 	pair "asan-bw-threads" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" \
 		--threads 2 -q 2 --cq-mode event -s 1024 -n 200 --output json
+	pair "asan-bw-shared" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" \
+		--threads 2 --shared-channel --cq-mode hybrid -a -n 4 -r 8
 	pair "asan-bw-all" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" -a -n 2 \
 		--cq-mode event --nonblock --channel-per-cq -q 2
 	pair "asan-lat-modes" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" \
@@ -83,6 +85,8 @@ if command -v valgrind >/dev/null; then
 		--cq-mode event -s 1024 -n 200 --output json
 	pair "valgrind-bw-threads" "$vg" "$vg" "$CQPERF_BIN/cq_poll_bw" \
 		--threads 2 --cq-mode hybrid -s 1024 -n 100 --output json
+	pair "valgrind-bw-shared" "$vg" "$vg" "$CQPERF_BIN/cq_poll_bw" \
+		--threads 2 --shared-channel --cq-mode event -s 1024 -n 100 -r 16
 	pair "valgrind-lat" "$vg" "$vg" "$CQPERF_BIN/cq_event_lat" \
 		--compare-modes -n 100 --warmup 10 -H --output json
 	pair "valgrind-lat-open" "$vg" "$vg" "$CQPERF_BIN/cq_event_lat" \

@@ -1,7 +1,8 @@
 #!/bin/bash
 # --threads (cq_poll_bw): T = 2 in every mode, each thread on its own
 # engine and channel, their counts adding up to the row's; --rate split
-# over them; --cpu LIST
+# over them; --shared-channel loses nothing and moves work between the
+# threads; --cpu LIST
 # puts thread i on the i-th CPU; a peer killed mid-run ends every thread
 # and the process within the deadline (under ASan when built).
 . "$(dirname "$0")/lib.sh"
@@ -69,20 +70,58 @@ check "--rate 1000: split over the threads, their shares adding up" \
 	 r["offered_rate"] == 1000 and r["iterations"] == 2 * 1000 and
 	 0.7 * 1000 <= r["achieved_rate"] <= 1.05 * 1000' ||
 	show "$WORK/rate.json" "$WORK/rate.err"
+# --shared-channel: the server's threads all sleep on one channel and
+# drain whichever CQ the event names.  -r 32 against 3000 messages a QP:
+# a receive not reposted stalls the sender; --ack-batch 1 so that every
+# event taken is acked by the report.
+for mode in event hybrid; do
+	name=shared-$mode
+	bw "$name" --shared-channel --cq-mode "$mode" -q 2 -n 3000 -r 32 \
+		-s 64 --ack-batch 1 --output json
+	rc=$?
+	check "$name: exit 0 (got $rc)" test "$rc" -eq 0 ||
+		show "$WORK/$name.err" "$WORK/cq_poll_bw:$name.server.err"
+	check "$name: no message lost, every receive reposted" \
+		json_check "$WORK/$name.json" 'r["iterations"] == 2 * 2 * 3000 and
+		 r["server"]["completions"] == 2 * 2 * 3000 and
+		 sum(t["completions"] for t in r["server"]["threads"]) == 2 * 2 * 3000'
+	check "$name: one channel on the server, one a thread on the client" \
+		json_check "$WORK/$name.json" \
+		'r["server"]["channels"] == 1 and r["client"]["channels"] == 2 and
+		 "foreign_completions" not in r["client"]'
+	check "$name: events taken = events acked" \
+		json_check "$WORK/$name.json" \
+		'r["server"]["wakeups"] == r["server"]["events_acked"] > 0'
+	check "$name: threads reaped each other's CQs (foreign_completions > 0)" \
+		json_check "$WORK/$name.json" \
+		'r["server"]["foreign_completions"] > 0 and
+		 sum(t["foreign_completions"] for t in r["server"]["threads"]) ==
+		   r["server"]["foreign_completions"] and
+		 r["server"]["lock_wait_us"] >= 0 and
+		 all("lock_wait_us" in t for t in r["server"]["threads"])'
+	check "$name: the CQs were destroyed cleanly" \
+		eval '! grep -q "ibv_destroy_cq" "$WORK/cq_poll_bw:$name.server.err"' ||
+		show "$WORK/cq_poll_bw:$name.server.err"
+done
+
 bw human -n 200 --per-thread --cq-mode event
 check "--per-thread: a line per thread and side under the table" \
 	test "$(grep -cE '^  #[01] on CPU [0-9]+: [0-9]+ completions' "$WORK/human.json")" -eq 4 ||
 	show "$WORK/human.json" "$WORK/human.err"
 
 # A killed peer: every thread of the other side stops, the process ends
-# within the deadline (5 s), and the error names the failure.
-for victim in server client; do
+# within the deadline (5 s), and the error names the failure; with
+# --shared-channel too, where the server's threads sleep on one channel.
+for victim in server client client-shared; do
 	port=$(next_port)
 	start_server "cq_poll_bw:kill-$victim" "$port" --timeout 5 ||
 		not_ok "kill-$victim: server listens"
 	server=$SERVER_PID
+	shared=
+	[ "$victim" = client-shared ] && shared=--shared-channel
+	# shellcheck disable=SC2086
 	"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 5 --threads 2 \
-		-s 4096 -D 60 --cq-mode event "$ADDR" \
+		-s 4096 -D 60 --cq-mode event $shared "$ADDR" \
 		>"$WORK/kill-$victim.out" 2>"$WORK/kill-$victim.err" &
 	client=$!
 	sleep 3
