@@ -75,6 +75,11 @@ struct cqp_bench_ops {
 	/* run_size runs once per --threads thread, in parallel, each on its
 	 * own copy of run (thread, comp); rows and costs are merged. */
 	bool threaded;
+	/* Optional, with threaded: the step's row from its threads' (a
+	 * latency tool merges their samples; ctx holds them); the default
+	 * is cqp_workers_merge_row. */
+	int (*merge)(struct cqp_run *run, void *ctx, const struct cqp_row *rows,
+		     unsigned n, struct cqp_row *out);
 	/* Optional: add what the rows imply (e.g. a projection). */
 	void (*annotate)(const struct cqp_run *run, struct cqp_report *r);
 };

@@ -86,9 +86,9 @@ int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
 	fcntl(ctx->async_fd, F_SETFL,
 	      fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
 	c->ncq = ncq;
-	if (cfg->comp_vector >= (unsigned)vectors)
+	if (cfg->comp_vector >= vectors)
 		return cqp_fail(CQP_E_USAGE,
-				"--comp-vector %u: the device has completion "
+				"--comp-vector %d: the device has completion "
 				"vectors 0..%d",
 				cfg->comp_vector, vectors - 1);
 	c->cqs = calloc(ncq, sizeof(*c->cqs));
@@ -108,7 +108,9 @@ int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
 
 		q->ch = c->nch ? c->chans[cfg->channel_per_cq ? i : 0] : NULL;
 		q->cq = ibv_create_cq(ctx, (int)depth, q, q->ch,
-				      (int)cfg->comp_vector);
+				      cqp_comp_vector_for(cfg->comp_vector,
+							  cfg->first_cq + i,
+							  vectors));
 		if (!q->cq) {
 			struct ibv_device_attr a;
 			int err = errno;
@@ -852,6 +854,12 @@ int cqp_comp_set_create(struct cqp_comp_set *s, struct ibv_context *ctx,
 	memset(s, 0, sizeof(*s));
 	if (!(s->comp = calloc(p->nthreads, sizeof(*s->comp))))
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	/* Spreading over one vector is no spreading: said, not refused. */
+	if (p->comp_vector < 0 && ctx->num_comp_vectors <= 1)
+		fprintf(stderr,
+			"note: --comp-vector auto: %s has 1 completion vector; "
+			"every CQ is on vector 0\n",
+			ibv_get_device_name(ctx->device));
 	/* Only a receiver shares: a sender's completions are its own
 	 * flow control (the QPs' sends in flight). */
 	if (p->shared_channel && req->receiver &&
@@ -862,6 +870,7 @@ int cqp_comp_set_create(struct cqp_comp_set *s, struct ibv_context *ctx,
 		cqp_comp_cfg_from_params(&cfg, p, req->receiver, req->stop);
 		cqp_comp_cfg_thread(&cfg, p, t, req->abort, req->over,
 				    s->shared);
+		cfg.first_cq = t * req->ncq;
 		rc = cqp_comp_create(&s->comp[t], ctx, &cfg, req->ncq,
 				     req->depth);
 		if (rc < 0)

@@ -34,7 +34,8 @@ struct cqp_comp_cfg {
 	bool solicited;	     /* arm for solicited completions only */
 	bool nonblock;	     /* O_NONBLOCK channels served with epoll */
 	bool channel_per_cq; /* else all CQs share one channel */
-	uint32_t comp_vector;
+	int32_t comp_vector; /* -1: CQ i on vector (first_cq + i) mod N */
+	unsigned first_cq;   /* this engine's first CQ in the step's count */
 	int cpu;	/* --cpu: its irq and softirq are reported; -1 none */
 	int timeout_ms; /* no completion for this long: CQP_E_TIMEOUT */
 	volatile sig_atomic_t *stop; /* set by a signal handler; may be NULL */
@@ -105,6 +106,15 @@ struct cqp_comp {
 /* How often the peer watch looks: after this much silence, then at this
  * pace while the silence lasts. */
 #define CQP_COMP_PEER_NS (200ull * 1000 * 1000)
+
+/* The completion vector of CQ g (of the step's, counted over every
+ * thread) for --comp-vector `want` (-1: auto, round robin) on a device
+ * with `vectors` of them. */
+static inline int cqp_comp_vector_for(int32_t want, unsigned g, int vectors)
+{
+	return want >= 0 ? want
+			 : (int)(g % (unsigned)(vectors > 0 ? vectors : 1));
+}
 
 /* Creates ncq CQs of `depth` entries (and channels when the mode needs
  * them). */

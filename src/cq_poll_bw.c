@@ -10,6 +10,7 @@
 #include "bw.h"
 #include "measure.h"
 #include "rc.h"
+#include "workers.h"
 
 #define REAP_MAX 64
 
@@ -64,14 +65,6 @@ static unsigned first_qp(const struct cqp_run *run)
 	return run->thread * run->p->qps;
 }
 
-/* --rate R over T threads: R/T each, the remainder to the first ones. */
-static uint64_t rate_share(const struct cqp_run *run)
-{
-	const struct cqp_params *p = run->p;
-
-	return p->rate / p->nthreads + (run->thread < p->rate % p->nthreads);
-}
-
 static int run_sender(struct cqp_run *run, struct bw_ctx *c, uint64_t size,
 		      struct cqp_row *row, struct cqp_cost *mine)
 {
@@ -84,7 +77,7 @@ static int run_sender(struct cqp_run *run, struct bw_ctx *c, uint64_t size,
 	    .prep = prep,
 	    .arg = &c->rc,
 	    .warmup = run->p->warmup,
-	    .rate = rate_share(run),
+	    .rate = cqp_rate_share(run, run->p->rate),
 	};
 	uint64_t sent;
 

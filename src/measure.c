@@ -115,7 +115,7 @@ void cqp_lat_rec_add(struct cqp_lat_rec *r, uint64_t posted_ns,
 	uint64_t rtt_ns = done_ns - posted_ns;
 	double ns = (double)rtt_ns * r->scale;
 
-	if (r->out)
+	if (r->out || r->keep)
 		keep_times(r, posted_ns, posted_ns, done_ns);
 
 	r->measured++;
@@ -137,7 +137,7 @@ void cqp_lat_rec_add_open(struct cqp_lat_rec *r, uint64_t sched_ns,
 		cqp_samples_add(&r->svc, svc);
 	if (r->need_hist)
 		cqp_hist_add(&r->svc_hist, done_ns - posted_ns);
-	if (r->out)
+	if (r->out || r->keep)
 		keep_times(r, sched_ns, posted_ns, done_ns);
 	/* Every sample of the step is kept or none: keep_times is done. */
 	r->measured++;
@@ -145,6 +145,26 @@ void cqp_lat_rec_add_open(struct cqp_lat_rec *r, uint64_t sched_ns,
 		cqp_samples_add(&r->samples, (double)(done_ns - sched_ns));
 	if (r->need_hist)
 		cqp_hist_add(&r->hist, done_ns - sched_ns);
+}
+
+int cqp_lat_rec_merge(struct cqp_lat_rec *into, const struct cqp_lat_rec *from)
+{
+	if (from->measured &&
+	    (!into->measured || from->first_sched < into->first_sched))
+		into->first_sched = from->first_sched;
+	if (from->last_done > into->last_done)
+		into->last_done = from->last_done;
+	into->measured += from->measured;
+	cqp_hist_merge(&into->hist, &from->hist);
+	cqp_hist_merge(&into->svc_hist, &from->svc_hist);
+	if (cqp_samples_append(&into->samples, &from->samples) ||
+	    cqp_samples_append(&into->svc, &from->svc))
+		return cqp_fail(CQP_E_NOMEM, "no memory for the threads' "
+					     "latency samples");
+	for (size_t i = 0; i < from->ntimes; i++)
+		keep_times(into, from->times[i][0], from->times[i][1],
+			   from->times[i][2]);
+	return 0;
 }
 
 int cqp_lat_rec_finish(struct cqp_lat_rec *r, const struct cqp_params *p,

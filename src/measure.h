@@ -30,6 +30,7 @@ struct cqp_lat_rec {
 	/* --samples: the step's scheduled, posted and completed times,
 	 * written to out when the step ends (not while it is timed). */
 	FILE *out;
+	bool keep; /* keep the times without a file: a thread's share */
 	uint64_t (*times)[3];
 	size_t ntimes, cap_times;
 	uint64_t bytes;
@@ -53,6 +54,10 @@ void cqp_lat_rec_add(struct cqp_lat_rec *r, uint64_t posted_ns,
 /* One open-loop request: when it was due, posted and answered. */
 void cqp_lat_rec_add_open(struct cqp_lat_rec *r, uint64_t sched_ns,
 			  uint64_t posted_ns, uint64_t done_ns);
+/* --threads: adds a thread's step (samples, histograms, --samples
+ * times) to into, begun like it; percentiles stay exact while every
+ * sample fits.  0, or CQP_E_NOMEM. */
+int cqp_lat_rec_merge(struct cqp_lat_rec *into, const struct cqp_lat_rec *from);
 /* The step's summary (and, with -H, its histogram) into row. */
 int cqp_lat_rec_finish(struct cqp_lat_rec *r, const struct cqp_params *p,
 		       struct cqp_row *row);

@@ -24,8 +24,8 @@
 #define BW_TOOLS  (CQP_TOOL_CQ_POLL_BW | CQP_TOOL_UD_SEND_BW)
 #define LAT_TOOLS (CQP_TOOL_CQ_EVENT_LAT | CQP_TOOL_UD_SEND_LAT)
 #define UD_TOOLS  (CQP_TOOL_UD_SEND_BW | CQP_TOOL_UD_SEND_LAT)
-/* --threads so far: the RC bandwidth tool. */
-#define THREAD_TOOLS CQP_TOOL_CQ_POLL_BW
+/* --threads so far: the RC tools. */
+#define THREAD_TOOLS (CQP_TOOL_CQ_POLL_BW | CQP_TOOL_CQ_EVENT_LAT)
 #define ALL	     CQP_TOOL_ALL
 #define NEG	     CQP_OPTF_NEGOTIATED
 #define OFF(field)   offsetof(struct cqp_params, field)
@@ -173,8 +173,8 @@ const struct cqp_option cqp_options[] = {
 	 "server: keep serving clients until interrupted", ALL, 0},
 	{"max-mem", 0, CQP_OPT_SIZE, OFF(max_mem), 0, MIB, 64 * GIB, NULL, "SIZE",
 	 "server: most buffer memory a client may make it register", ALL, 0},
-	{"comp-vector", 0, CQP_OPT_U32, OFF(comp_vector), 0, 0, 1023, NULL, "N",
-	 "completion vector (interrupt) for the CQs", RDMA_TOOLS, 0},
+	{"comp-vector", 0, CQP_OPT_I32, OFF(comp_vector), 0, -1, 1023, NULL, "N|auto",
+	 "completion vector (interrupt) for the CQs; auto (-1): every thread's CQs round robin over the device's vectors", RDMA_TOOLS, 0},
 	{"cpu", 0, CQP_OPT_CPUS, OFF(cpu), 0, 0, 4095, NULL, "CPU[,...]",
 	 "pin the benchmark thread to this CPU; with --threads a list (2,3 or 2-5): thread i on the i-th", ALL, 0},
 	{"per-thread", 0, CQP_OPT_FLAG, OFF(per_thread), 0, 0, 1, NULL, NULL,
@@ -433,7 +433,9 @@ static int bad_value(const struct cqp_option *o, const char *val,
 static int set_number(const struct cqp_option *o, struct cqp_params *p,
 		      const char *val)
 {
-	bool neg = o->type == CQP_OPT_I32 && strcmp(val, "-1") == 0;
+	/* -1 is "auto" where an option allows it. */
+	bool neg = o->type == CQP_OPT_I32 &&
+		   (strcmp(val, "-1") == 0 || strcmp(val, "auto") == 0);
 	uint64_t v = 0;
 
 	if (neg && o->min >= 0)

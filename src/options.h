@@ -48,11 +48,11 @@ struct cqp_params {
 	int32_t cpu;		       /* -1 = no pinning; else cpus[0] */
 	int32_t cpus[CQP_MAX_THREADS]; /* --cpu LIST: thread i on cpus[i] */
 	uint32_t ncpu;
-	bool per_thread;      /* human report: a block per thread */
-	uint32_t clock;	      /* enum cqp_clock_mode */
-	uint32_t comp_vector; /* completion vector for the CQs */
-	uint32_t pkey_index;  /* P_Key table index of the QPs */
-	uint32_t output;      /* enum cqp_output */
+	bool per_thread;     /* human report: a block per thread */
+	uint32_t clock;	     /* enum cqp_clock_mode */
+	int32_t comp_vector; /* completion vector for the CQs; -1 auto */
+	uint32_t pkey_index; /* P_Key table index of the QPs */
+	uint32_t output;     /* enum cqp_output */
 	bool report_gbits;
 	uint64_t max_mem;     /* server: cap on what a client may allocate */
 	bool rtt;	      /* latency as round trips, not one-way */

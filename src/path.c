@@ -37,6 +37,9 @@ static int agree(struct cqp_dev *d, struct cqp_run *run, bool rc_qps,
 	d->pkey_index = (uint16_t)p->pkey_index;
 	d->info.path_mtu = *mtu;
 	d->info.grh = d->grh;
+	d->info.comp_vectors = d->ctx->num_comp_vectors > 0
+				   ? (uint32_t)d->ctx->num_comp_vectors
+				   : 0;
 	if (!rc_qps) {
 		const char *wire;
 

@@ -1473,6 +1473,8 @@ static void print_json(const struct cqp_report *r, FILE *out)
 	}
 	if (d->has_inline)
 		cqp_json_u64(&j, "inline_bytes", d->inline_size);
+	if (d->comp_vectors)
+		cqp_json_u64(&j, "comp_vectors", d->comp_vectors);
 	if (d->wire_overhead) {
 		cqp_json_str(&j, "wire", d->wire);
 		cqp_json_u64(&j, "wire_overhead_bytes", d->wire_overhead);

@@ -72,12 +72,13 @@ struct cqp_device_info {
 	char name[64];
 	uint32_t port;
 	int32_t gid_index;
-	uint32_t active_mtu; /* bytes */
-	char link_layer[16]; /* "Ethernet" / "InfiniBand" */
-	char gid[48];	     /* textual GID */
-	char gid_type[16];   /* "RoCE v2", "RoCE v1", "IB"; "" unknown */
-	uint32_t path_mtu;   /* bytes, agreed with the peer; 0 unknown */
-	bool grh;	     /* packets carry a GRH (else LID routed) */
+	uint32_t active_mtu;   /* bytes */
+	char link_layer[16];   /* "Ethernet" / "InfiniBand" */
+	char gid[48];	       /* textual GID */
+	char gid_type[16];     /* "RoCE v2", "RoCE v1", "IB"; "" unknown */
+	uint32_t path_mtu;     /* bytes, agreed with the peer; 0 unknown */
+	uint32_t comp_vectors; /* the context's completion vectors; 0 unknown */
+	bool grh;	       /* packets carry a GRH (else LID routed) */
 	bool has_inline;
 	uint32_t inline_size; /* granted inline bytes, when has_inline */
 	/* UD: what a packet carries besides its payload on this link

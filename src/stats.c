@@ -36,6 +36,23 @@ bool cqp_samples_add(struct cqp_samples *s, double v)
 	return true;
 }
 
+int cqp_samples_append(struct cqp_samples *dst, const struct cqp_samples *src)
+{
+	if (dst->n + src->n > dst->cap) {
+		size_t cap = dst->n + src->n;
+		double *v = realloc(dst->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		dst->v = v;
+		dst->cap = cap;
+	}
+	if (src->n)
+		memcpy(dst->v + dst->n, src->v, src->n * sizeof(*src->v));
+	dst->n += src->n;
+	return 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -140,6 +157,21 @@ void cqp_hist_add(struct cqp_hist *h, uint64_t v)
 	h->n++;
 	h->sum += d;
 	h->sumsq += d * d;
+}
+
+void cqp_hist_merge(struct cqp_hist *dst, const struct cqp_hist *src)
+{
+	if (!src->n)
+		return;
+	for (unsigned i = 0; i < CQP_HIST_BUCKETS; i++)
+		dst->count[i] += src->count[i];
+	if (dst->n == 0 || src->min < dst->min)
+		dst->min = src->min;
+	if (dst->n == 0 || src->max > dst->max)
+		dst->max = src->max;
+	dst->n += src->n;
+	dst->sum += src->sum;
+	dst->sumsq += src->sumsq;
 }
 
 /* Value reported for the bucket holding the sample of 1-based rank. */

@@ -25,6 +25,8 @@ int cqp_samples_init(struct cqp_samples *s, size_t cap); /* 0 or -ENOMEM */
 void cqp_samples_free(struct cqp_samples *s);
 /* Adds a sample; past cap the sample is dropped and false returned. */
 bool cqp_samples_add(struct cqp_samples *s, double v);
+/* Appends every sample of src, growing dst: 0 or -ENOMEM. */
+int cqp_samples_append(struct cqp_samples *dst, const struct cqp_samples *src);
 /* Sorts in place.  Percentile p is the nearest-rank value: the smallest
  * sample with at least p% of samples <= it.  stdev is the population
  * standard deviation.  An empty set gives an all-zero summary. */
@@ -49,6 +51,8 @@ struct cqp_hist {
 
 void cqp_hist_init(struct cqp_hist *h);
 void cqp_hist_add(struct cqp_hist *h, uint64_t v);
+/* Adds every sample of src to dst: the histogram of both sets. */
+void cqp_hist_merge(struct cqp_hist *dst, const struct cqp_hist *src);
 /* Percentiles use the bucket midpoint, clamped to [min, max]. */
 void cqp_hist_summary(const struct cqp_hist *h, struct cqp_summary *out);
 /* The same summary in microseconds, from one in nanoseconds. */

@@ -300,8 +300,8 @@ static int create_qps(struct cqp_ud *ud, const struct cqp_params *p,
 	for (unsigned i = 0; i < p->qps; i++) {
 		struct cqp_qp_req req = {
 		    .type = IBV_QPT_UD,
-		    .send_cq = cqp_comp_cq(&ud->comp, i),
-		    .recv_cq = cqp_comp_cq(&ud->comp, i),
+		    .send_cq = cqp_comp_cq(ud->comps.comp, i),
+		    .recv_cq = cqp_comp_cq(ud->comps.comp, i),
 		    .srq = ud->srq,
 		    .max_send_wr = p->tx_depth,
 		    .max_recv_wr = receiver ? p->rx_depth : 1,
@@ -525,8 +525,15 @@ int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
 		 bool receiver)
 {
 	const struct cqp_params *p = run->p;
-	uint32_t depth = cqp_params_cq_depth(p);
-	struct cqp_comp_cfg cfg;
+	struct cqp_comp_set_req req = {
+	    .p = p,
+	    .receiver = receiver,
+	    .ncq = p->qps,
+	    .depth = cqp_params_cq_depth(p),
+	    .stop = run->stop,
+	    .abort = &run->sync->abort,
+	    .over = &run->sync->over,
+	};
 	uint32_t mtu;
 	int rc;
 
@@ -551,17 +558,11 @@ int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
 	if (!p->all)
 		ud->payload_max = (uint32_t)p->size;
 	run->max_size = ud->payload_max;
-	cqp_comp_cfg_from_params(&cfg, p, receiver, run->stop);
-	rc = cqp_comp_create(&ud->comp, ud->dev.ctx, &cfg, p->qps, depth);
+	rc = cqp_comp_set_create(&ud->comps, ud->dev.ctx, &req);
 	if (rc < 0)
 		return rc;
-	ud->comp_created = true;
-	run->comp = &ud->comp;
-	run->ncomp = 1;
-	if (p->cq_mod_count &&
-	    (rc = cqp_comp_moderate(&ud->comp, p->cq_mod_count,
-				    p->cq_mod_usec)) < 0)
-		return rc;
+	run->comp = ud->comps.comp;
+	run->ncomp = ud->comps.n;
 	if ((rc = alloc_state(ud, p, receiver)) < 0)
 		return rc;
 	if (receiver && p->srq &&
@@ -591,8 +592,7 @@ void cqp_ud_teardown(struct cqp_ud *ud)
 		ibv_destroy_srq(ud->srq);
 	cqp_buf_free(&ud->sbuf);
 	cqp_buf_free(&ud->rbuf);
-	if (ud->comp_created)
-		cqp_comp_destroy(&ud->comp);
+	cqp_comp_set_destroy(&ud->comps);
 	if (ud->dev_open)
 		cqp_dev_close(&ud->dev);
 	free(ud->qps);

@@ -21,8 +21,7 @@ struct cqp_ud_cm;
 struct cqp_ud {
 	struct cqp_dev dev;
 	bool dev_open;
-	struct cqp_comp comp;
-	bool comp_created;
+	struct cqp_comp_set comps; /* one engine (--threads: one each) */
 	struct ibv_qp **qps;
 	unsigned nqp;
 	struct ibv_srq *srq;

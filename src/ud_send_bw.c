@@ -61,7 +61,7 @@ static int run_sender(struct cqp_run *run, struct ud_bw_ctx *c, uint64_t size,
 {
 	struct cqp_bw_tx tx = {
 	    .p = run->p,
-	    .comp = &c->ud.comp,
+	    .comp = c->ud.comps.comp,
 	    .qps = c->ud.qps,
 	    .nqp = c->ud.nqp,
 	    .prep = prep,
@@ -89,9 +89,10 @@ static int run_receiver(struct cqp_run *run, struct ud_bw_ctx *c, uint64_t size,
 	int n;
 
 	cqp_ud_recv_begin(ud);
-	cqp_comp_begin(&ud->comp);
+	cqp_comp_begin(ud->comps.comp);
 	while (ended < ends) {
-		n = cqp_comp_reap_within(&ud->comp, wc, REAP_MAX, QUIET_MS);
+		n = cqp_comp_reap_within(ud->comps.comp, wc, REAP_MAX,
+					 QUIET_MS);
 		if (n < 0)
 			return n;
 		if (n == 0) {
@@ -119,13 +120,13 @@ static int run_receiver(struct cqp_run *run, struct ud_bw_ctx *c, uint64_t size,
 			else if (wc[k].imm_data == CQP_IMM_MEASURE &&
 				 !measuring) {
 				measuring = true;
-				cqp_comp_begin(&ud->comp);
+				cqp_comp_begin(ud->comps.comp);
 			}
 		}
 		if ((n = cqp_ud_recv_flush(ud)) < 0)
 			return n;
 	}
-	cqp_comp_cost(&ud->comp, mine);
+	cqp_comp_cost(ud->comps.comp, mine);
 	row->has_delivery = true;
 	row->received = ud->received;
 	row->rx_dry = ud->rx_dry;

@@ -166,12 +166,12 @@ static int reap(struct lat_ctx *c, uint64_t since_ns, uint32_t wait_ms,
 {
 	struct ibv_wc wc[REAP_MAX];
 	/* wait_ms 0: since_ns is a deadline (the open loop's next send). */
-	int n = !wait_ms
-		    ? cqp_comp_wait_until(&c->ud.comp, wc, REAP_MAX, since_ns)
-		: sends ? cqp_comp_reap_sends_from(&c->ud.comp, wc, REAP_MAX,
-						   since_ns, wait_ms)
-			: cqp_comp_reap_from(&c->ud.comp, wc, REAP_MAX,
-					     since_ns, wait_ms);
+	int n = !wait_ms ? cqp_comp_wait_until(c->ud.comps.comp, wc, REAP_MAX,
+					       since_ns)
+		: sends	 ? cqp_comp_reap_sends_from(c->ud.comps.comp, wc,
+						    REAP_MAX, since_ns, wait_ms)
+			 : cqp_comp_reap_from(c->ud.comps.comp, wc, REAP_MAX,
+					      since_ns, wait_ms);
 
 	*ngot = 0;
 	for (int k = 0; k < n; k++) {
@@ -300,7 +300,7 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	int rc;
 
 	cqp_lat_rec_begin(&c->rec, p, size,
-			  cqp_cq_mode_name(c->ud.comp.cfg.mode), 0);
+			  cqp_cq_mode_name(c->ud.comps.comp->cfg.mode), 0);
 	cqp_ud_recv_begin(&c->ud);
 	for (uint64_t i = 0;; i++) {
 		bool first = i == p->warmup;
@@ -309,7 +309,7 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 
 		if (first) {
 			warm_lost = lost;
-			cqp_comp_begin(&c->ud.comp);
+			cqp_comp_begin(c->ud.comps.comp);
 			if (p->duration_s)
 				end_ns =
 				    cqp_now_ns() +
@@ -329,7 +329,7 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	}
 	if ((rc = quiesce(c, (uint32_t)size)) < 0)
 		return rc;
-	cqp_comp_cost(&c->ud.comp, mine);
+	cqp_comp_cost(c->ud.comps.comp, mine);
 	row->has_lost = true;
 	row->lost = lost - warm_lost;
 	return cqp_lat_rec_finish(&c->rec, p, row);
@@ -426,7 +426,7 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 			}
 			cqp_ol_next(&ol, now, &first, &last);
 			if (first)
-				cqp_comp_begin(&c->ud.comp);
+				cqp_comp_begin(c->ud.comps.comp);
 			imm = (last ? TAG_END : 0) | (first ? TAG_MEASURE : 0) |
 			      TAG_STEP(c->step) |
 			      (uint32_t)(ol.sent & SEQ_MASK);
@@ -455,13 +455,14 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 			return cqp_fail(CQP_E_TIMEOUT,
 					"no reply from the server for %u s",
 					p->timeout_s);
-		} else if ((rc = cqp_comp_check_peer(&c->ud.comp, now)) < 0) {
+		} else if ((rc = cqp_comp_check_peer(c->ud.comps.comp, now)) <
+			   0) {
 			return rc;
 		}
 	}
 	if ((rc = quiesce(c, (uint32_t)size)) < 0)
 		return rc;
-	cqp_comp_cost(&c->ud.comp, mine);
+	cqp_comp_cost(c->ud.comps.comp, mine);
 	row->has_lost = true;
 	row->lost = lost;
 	if ((rc = cqp_lat_rec_finish(&c->rec, p, row)) < 0)
@@ -486,7 +487,7 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	int rc, ngot;
 
 	cqp_ud_recv_begin(&c->ud);
-	cqp_comp_begin(&c->ud.comp);
+	cqp_comp_begin(c->ud.comps.comp);
 	for (;;) {
 		/* The clock is read after each pong, never before one. */
 		rc =
@@ -523,12 +524,12 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 					   (uint32_t)size, imm, p->verify)) < 0)
 				return rc;
 			if ((imm & TAG_MEASURE) && !done)
-				cqp_comp_begin(&c->ud.comp);
+				cqp_comp_begin(c->ud.comps.comp);
 			if ((imm & TAG_END) && !done) {
 				/* The measured phase ends here, whatever
 				 * stragglers follow. */
 				done = true;
-				cqp_comp_cost(&c->ud.comp, mine);
+				cqp_comp_cost(c->ud.comps.comp, mine);
 			}
 		}
 		/* Reposting is off the critical path: the pong is out. */
@@ -537,7 +538,7 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		since = quiet_since = cqp_now_ns();
 	}
 	if (!done)
-		cqp_comp_cost(&c->ud.comp, mine);
+		cqp_comp_cost(c->ud.comps.comp, mine);
 	return quiesce(c, (uint32_t)size);
 }
 

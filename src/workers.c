@@ -167,14 +167,25 @@ int cqp_workers_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 		costs[t] = w[t].cost;
 		cpus[t] = w[t].cpu;
 	}
-	cqp_workers_merge_row(rows, n, row);
-	rc = cqp_workers_merge_cost(costs, cpus, n, mine);
+	if (ops->merge)
+		rc = ops->merge(run, ctx, rows, n, row);
+	else
+		cqp_workers_merge_row(rows, n, row);
+	if (rc == 0)
+		rc = cqp_workers_merge_cost(costs, cpus, n, mine);
 out:
 	free(w);
 	free(costs);
 	free(rows);
 	free(cpus);
 	return rc;
+}
+
+uint64_t cqp_rate_share(const struct cqp_run *run, uint64_t rate)
+{
+	unsigned n = run->p->nthreads;
+
+	return rate / n + (run->thread < rate % n);
 }
 
 int cqp_workers_merge_cost(const struct cqp_cost *each, const int32_t *cpu,

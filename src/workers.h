@@ -18,6 +18,10 @@ int cqp_workers_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 		     void *ctx, uint64_t size, struct cqp_row *row,
 		     struct cqp_cost *mine);
 
+/* --rate R over T threads: thread run->thread's share, R/T with the
+ * remainder to the first ones. */
+uint64_t cqp_rate_share(const struct cqp_run *run, uint64_t rate);
+
 /* The side's cost from its threads': counters and the thread's CPU
  * summed, the process- and machine-wide figures from thread 0, seconds
  * the longest; out->threads is allocated (each thread's share, cpu[t]

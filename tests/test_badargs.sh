@@ -202,6 +202,8 @@ bad cm_event_stress "--cpu 4095" "has no CPU 4095" --cpu 4095
 # --threads and its CPU list.
 bad cq_poll_bw --threads 1..16 --threads 0
 bad cq_poll_bw --threads 1..16 --threads 17
+bad cq_event_lat --threads 1..16 --threads 0
+bad cq_event_lat --cpu "one per thread" --threads 3 --cpu 0,1
 bad cq_poll_bw --cpu "one per thread" --threads 2 --cpu 0
 bad cq_poll_bw --cpu "twice" --cpu 0,0
 bad cq_poll_bw --cpu 0..4095 --cpu 1-0
@@ -213,6 +215,8 @@ bad cq_poll_bw --shared-channel "event or" --threads 2 --shared-channel
 bad cq_poll_bw --shared-channel "conflict" --threads 2 --shared-channel --cq-mode event --channel-per-cq
 bad cq_event_lat --shared-channel "ping-pong" --shared-channel --cq-mode event
 bad ud_send_lat --shared-channel "ping-pong" --shared-channel
+bad cq_poll_bw --comp-vector "-1..1023" --comp-vector -2
+bad cq_poll_bw --comp-vector "whole number" --comp-vector most
 
 echo "# $rows bad command lines"
 echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"

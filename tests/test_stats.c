@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* xorshift64*: reproducible data without libc's global rand() state. */
 static uint64_t rng_next(uint64_t *s)
@@ -340,8 +341,46 @@ static void test_bw_short_and_gaps(void)
 	      r.msg_rate == 0);
 }
 
+/* --threads: two threads' sets merged give the statistics of the union,
+ * samples exactly, histograms bucket for bucket. */
+static void test_merge(void)
+{
+	struct cqp_samples a, b;
+	struct cqp_hist ha, hb, hall;
+	struct cqp_summary sum;
+
+	CHECK(cqp_samples_init(&a, 3) == 0 && cqp_samples_init(&b, 5) == 0);
+	cqp_hist_init(&ha);
+	cqp_hist_init(&hb);
+	cqp_hist_init(&hall);
+	for (int i = 1; i <= 3; i++) {
+		cqp_samples_add(&a, 10.0 * i);
+		cqp_hist_add(&ha, 10u * (unsigned)i);
+		cqp_hist_add(&hall, 10u * (unsigned)i);
+	}
+	for (int i = 4; i <= 8; i++) {
+		cqp_samples_add(&b, 10.0 * i);
+		cqp_hist_add(&hb, 1000u * (unsigned)i);
+		cqp_hist_add(&hall, 1000u * (unsigned)i);
+	}
+	CHECK(cqp_samples_append(&a, &b) == 0);
+	CHECK(a.n == 8 && a.cap >= 8);
+	cqp_samples_summary(&a, &sum);
+	CHECK(sum.min == 10 && sum.max == 80 && sum.p50 == 40 && sum.avg == 45);
+	cqp_hist_merge(&ha, &hb);
+	CHECK(ha.n == 8 && ha.min == 10 && ha.max == 8000 &&
+	      ha.sum == hall.sum && ha.sumsq == hall.sumsq &&
+	      memcmp(ha.count, hall.count, sizeof(ha.count)) == 0);
+	cqp_hist_init(&hb);
+	cqp_hist_merge(&ha, &hb); /* an empty set changes nothing */
+	CHECK(ha.n == 8 && ha.min == 10);
+	cqp_samples_free(&a);
+	cqp_samples_free(&b);
+}
+
 int main(void)
 {
+	test_merge();
 	test_samples_known();
 	test_samples_ranks();
 	test_samples_small();

@@ -99,5 +99,11 @@ int main(void)
 	cqp_workers_merge_row(rows, 2, &row);
 	CHECK(row.open_loop && row.offered_rate == 1001 && row.late_sends == 7);
 	CHECK(row.achieved_rate > 1249999 && row.achieved_rate < 1250001);
+	/* --comp-vector: a fixed one for every CQ, auto round robin. */
+	CHECK(cqp_comp_vector_for(2, 5, 4) == 2);
+	CHECK(cqp_comp_vector_for(-1, 0, 4) == 0 &&
+	      cqp_comp_vector_for(-1, 5, 4) == 1 &&
+	      cqp_comp_vector_for(-1, 7, 1) == 0 &&
+	      cqp_comp_vector_for(-1, 3, 0) == 0);
 	return check_done("test_workers");
 }

@@ -43,6 +43,9 @@ if [ -n "${CQPERF_ASAN_BIN:-}" ] && [ -x "$CQPERF_ASAN_BIN/cq_poll_bw" ]; then
 		--cq-mode event --nonblock --channel-per-cq -q 2
 	pair "asan-lat-modes" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" \
 		--compare-modes --idle-sec 1 -H --project 10g -n 300 --output json
+	pair "asan-lat-threads" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" \
+		--threads 2 --compare-modes -n 200 -H --samples /dev/null \
+		--output json
 	pair "asan-lat-all" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" -a -n 3 \
 		--warmup 1 --cq-mode event --nonblock --solicited --ack-batch 8
 	pair "asan-lat-open" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" \

@@ -104,35 +104,102 @@ for mode in event hybrid; do
 		show "$WORK/cq_poll_bw:$name.server.err"
 done
 
+bw vectors --comp-vector auto -q 2 -n 100 --cq-mode event --output json
+# rxe gives a vector per CPU of the guest (num_possible_cpus), so the
+# spreading runs; a one-vector device says every CQ is on vector 0.
+nvec=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["device"].get("comp_vectors", 0))' "$WORK/vectors.json" 2>/dev/null)
+check "--comp-vector auto: runs, the JSON gives the device's vectors ($nvec)" \
+	json_check "$WORK/vectors.json" 'd["device"]["comp_vectors"] >= 1 and
+	 d["params"]["comp_vector"] == -1 and r["iterations"] == 2 * 2 * 100' ||
+	show "$WORK/vectors.json" "$WORK/vectors.err"
+if [ "${nvec:-0}" = 1 ]; then
+	check "--comp-vector auto: says every CQ is on vector 0" \
+		grep -q "has 1 completion vector; every CQ is on vector 0" \
+		"$WORK/vectors.err"
+else
+	check "--comp-vector auto: no note on a device with $nvec vectors" \
+		eval '! grep -q "completion vector" "$WORK/vectors.err"'
+fi
+
 bw human -n 200 --per-thread --cq-mode event
 check "--per-thread: a line per thread and side under the table" \
 	test "$(grep -cE '^  #[01] on CPU [0-9]+: [0-9]+ completions' "$WORK/human.json")" -eq 4 ||
 	show "$WORK/human.json" "$WORK/human.err"
 
+# cq_event_lat --threads 2: two ping-pongs, their samples merged into the
+# row; lat NAME ARGS... like bw.
+lat() {
+	local name=$1 port
+	shift
+	port=$(next_port)
+	start_server "cq_event_lat:$name" "$port" --timeout 20 ||
+		not_ok "$name: server listens"
+	"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 \
+		--threads 2 "$@" "$ADDR" >"$WORK/$name.json" 2>"$WORK/$name.err"
+	local rc=$?
+	wait_server 30
+	return $rc
+}
+for mode in poll event hybrid; do
+	name=lat-threads-$mode
+	lat "$name" --cq-mode "$mode" -n 300 --cpu 0,1 \
+		--samples "$WORK/$name.csv" --output json
+	rc=$?
+	check "$name: exit 0 (got $rc)" test "$rc" -eq 0 || show "$WORK/$name.err"
+	check "$name: both threads' exchanges in the row, per-thread counts adding up" \
+		json_check "$WORK/$name.json" 'r["iterations"] == 2 * 300 and
+		 r["client"]["channels"] == 2 and r["server"]["channels"] == 2 and
+		 [t["cpu"] for t in r["client"]["threads"]] == [0, 1] and
+		 all(t["completions"] > 0 for t in r["server"]["threads"])'
+	check "$name: per-thread completions and CPU add up to each side's" \
+		json_check "$WORK/$name.json" "$sums"
+	# The row's percentiles are those of every sample the two threads
+	# wrote (nearest rank, one-way: half the round trip).
+	check "$name: merged percentiles are exact over both threads' samples" \
+		python3 - "$WORK/$name.json" "$WORK/$name.csv" <<'PY' || show "$WORK/$name.err"
+import csv, json, math, sys
+r = json.load(open(sys.argv[1]))["results"][0]["lat_us"]
+v = sorted(float(x["latency_ns"]) / 1e3 for x in csv.DictReader(open(sys.argv[2])))
+rank = lambda p: v[max(1, math.ceil(p / 100 * len(v))) - 1]
+ok = len(v) == 600 and all(abs(rank(p) - r[k]) < 1e-3 for p, k in
+                           ((50, "p50"), (99, "p99"))) and abs(v[0] - r["min"]) < 1e-3
+print("# %d samples, p50 %.3f vs %.3f, p99 %.3f vs %.3f" % (len(v), rank(50), r["p50"], rank(99), r["p99"]))
+sys.exit(0 if ok else 1)
+PY
+done
+lat lat-open --rate 400 -n 400 --cq-mode event --output json
+check "cq_event_lat --rate 400: each thread's open loop at half, the row of both" \
+	json_check "$WORK/lat-open.json" 'r["offered_rate"] == 400 and
+	 r["iterations"] == 2 * 400 and "late_sends" in r and
+	 0.7 * 400 <= r["achieved_rate"] <= 1.05 * 400' ||
+	show "$WORK/lat-open.json" "$WORK/lat-open.err"
+
 # A killed peer: every thread of the other side stops, the process ends
 # within the deadline (5 s), and the error names the failure; with
 # --shared-channel too, where the server's threads sleep on one channel.
-for victim in server client client-shared; do
+for victim in server client client-shared lat-server; do
 	port=$(next_port)
-	start_server "cq_poll_bw:kill-$victim" "$port" --timeout 5 ||
+	tool=cq_poll_bw
+	[ "$victim" = lat-server ] && tool=cq_event_lat
+	start_server "$tool:kill-$victim" "$port" --timeout 5 ||
 		not_ok "kill-$victim: server listens"
 	server=$SERVER_PID
 	shared=
 	[ "$victim" = client-shared ] && shared=--shared-channel
 	# shellcheck disable=SC2086
-	"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 5 --threads 2 \
+	"$CQPERF_BIN/$tool" -d "$DEV" -p "$port" --timeout 5 --threads 2 \
 		-s 4096 -D 60 --cq-mode event $shared "$ADDR" \
 		>"$WORK/kill-$victim.out" 2>"$WORK/kill-$victim.err" &
 	client=$!
 	sleep 3
-	if [ "$victim" = server ]; then
+	if [ "${victim#lat-}" = server ]; then
 		kill -9 "$server"
 		survivor=$client
 		err=$WORK/kill-$victim.err
 	else
 		kill -9 "$client"
 		survivor=$server
-		err=$WORK/cq_poll_bw:kill-$victim.server.err
+		err=$WORK/$tool:kill-$victim.server.err
 	fi
 	start=$(date +%s)
 	wait "$survivor"
