@@ -111,6 +111,26 @@ summary() {
 }
 
 # ---------------------------------------------------------------------------
+# bench-threads.sh: two configurations of ours. --shared-channel 20 %
+# slower and 30 % more server CPU a message than a channel per thread.
+{
+	printf 'case\titers\tpair\torder\ttool\tattempts\tmbps\twall_mbps\tus_per_msg\tforeign\n'
+	for i in 1 2 3 4 5 6 7; do
+		printf 'shared-4096\t3000\t%d\t%d\tours\t1\t%s\t%s\t%s\t2000\n' "$i" \
+			$((i % 2 + 1)) "$((16 + i)).0" "$((16 + i)).0" "$((130 + 3 * i)).0"
+		printf 'shared-4096\t3000\t%d\t%d\ttheirs\t1\t%s\t%s\t%s\t0\n' "$i" \
+			$((2 - i % 2)) "$((20 + i)).0" "$((20 + i)).0" "$((100 + 2 * i)).0"
+	done
+} >"$tmp/threads.tsv"
+report threads bench-threads.sh "$tmp/threads.tsv"
+ran threads
+summary threads 'bandwidth behind, server CPU per message behind' \
+	'c["case"] == "shared" and c["ratio"]["verdict"] == "behind" and
+	 c["cpu_ratio"]["verdict"] == "behind" and c["cpu_ratio"]["lower_is_better"]
+	 and c["ours_foreign"][0] == 2000'
+says threads '^verdict shared 4096 B: server CPU per message ours/a channel per thread: behind'
+
+# ---------------------------------------------------------------------------
 # Bandwidth, higher is better.
 
 # Ours about 10 % faster in every pair, with a TCG-like spread between
