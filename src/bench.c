@@ -384,6 +384,23 @@ static int peer_check(void *arg)
 /* One client's whole session, on either side.  Returns 0 or a failure;
  * the report (partial on failure) is printed either way once the run got
  * as far as a device. */
+int cqp_bench_comps(struct cqp_comp_set *set, struct ibv_context *ctx,
+		    struct cqp_run *run, bool receiver)
+{
+	const struct cqp_params *p = run->p;
+	struct cqp_comp_set_req req = {
+	    .p = p,
+	    .receiver = receiver,
+	    .ncq = p->qps,
+	    .depth = cqp_params_cq_depth(p),
+	    .stop = run->stop,
+	    .abort = &run->sync->abort,
+	    .over = &run->sync->over,
+	};
+
+	return cqp_comp_set_create(set, ctx, &req);
+}
+
 static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 {
 	struct cqp_row rows[MAX_STEPS];

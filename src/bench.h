@@ -84,6 +84,12 @@ struct cqp_bench_ops {
 	void (*annotate)(const struct cqp_run *run, struct cqp_report *r);
 };
 
+/* The run's engines (cqp_comp_set_create): -q CQs of the parameters'
+ * depth per --threads thread, stopped by the run's signal flag and its
+ * step's abort, ended by its step's over. */
+int cqp_bench_comps(struct cqp_comp_set *set, struct ibv_context *ctx,
+		    struct cqp_run *run, bool receiver);
+
 /* The whole of main(): returns the process exit status. */
 int cqp_bench_main(const struct cqp_bench_ops *ops, int argc, char **argv);
 

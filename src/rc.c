@@ -96,15 +96,6 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
 {
 	const struct cqp_params *p = run->p;
 	uint64_t buf_size = cqp_rc_buf_size(p);
-	struct cqp_comp_set_req req = {
-	    .p = p,
-	    .receiver = receiver,
-	    .ncq = p->qps,
-	    .depth = cqp_params_cq_depth(p),
-	    .stop = run->stop,
-	    .abort = &run->sync->abort,
-	    .over = &run->sync->over,
-	};
 	uint32_t mtu;
 	int ret;
 
@@ -118,7 +109,7 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
 	run->max_size = rc->dev.port_attr.max_msg_sz < buf_size
 			    ? rc->dev.port_attr.max_msg_sz
 			    : buf_size;
-	ret = cqp_comp_set_create(&rc->comps, rc->dev.ctx, &req);
+	ret = cqp_bench_comps(&rc->comps, rc->dev.ctx, run, receiver);
 	if (ret < 0)
 		return ret;
 	run->comp = rc->comps.comp;

@@ -525,15 +525,6 @@ int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
 		 bool receiver)
 {
 	const struct cqp_params *p = run->p;
-	struct cqp_comp_set_req req = {
-	    .p = p,
-	    .receiver = receiver,
-	    .ncq = p->qps,
-	    .depth = cqp_params_cq_depth(p),
-	    .stop = run->stop,
-	    .abort = &run->sync->abort,
-	    .over = &run->sync->over,
-	};
 	uint32_t mtu;
 	int rc;
 
@@ -558,7 +549,7 @@ int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
 	if (!p->all)
 		ud->payload_max = (uint32_t)p->size;
 	run->max_size = ud->payload_max;
-	rc = cqp_comp_set_create(&ud->comps, ud->dev.ctx, &req);
+	rc = cqp_bench_comps(&ud->comps, ud->dev.ctx, run, receiver);
 	if (rc < 0)
 		return rc;
 	run->comp = ud->comps.comp;

@@ -9,20 +9,22 @@
 require_device
 prefer_sanitized
 
-# bw NAME ARGS...: a --threads 2 client of a fresh server, JSON in
-# $WORK/NAME.json.
-bw() {
-	local name=$1 port
-	shift
+# both TOOL NAME ARGS...: a --threads 2 client of TOOL with a fresh
+# server, its output in $WORK/NAME.json; bw and lat for the two tools.
+both() {
+	local tool=$1 name=$2 port
+	shift 2
 	port=$(next_port)
-	start_server "cq_poll_bw:$name" "$port" --timeout 20 ||
+	start_server "$tool:$name" "$port" --timeout 20 ||
 		not_ok "$name: server listens"
-	"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 \
+	"$CQPERF_BIN/$tool" -d "$DEV" -p "$port" --timeout 20 \
 		--threads 2 "$@" "$ADDR" >"$WORK/$name.json" 2>"$WORK/$name.err"
 	local rc=$?
 	wait_server 30
 	return $rc
 }
+bw() { both cq_poll_bw "$@"; }
+lat() { both cq_event_lat "$@"; }
 
 # Per side: two threads, whose completions and CPU add up to the side's,
 # each with a channel of its own.
@@ -127,19 +129,7 @@ check "--per-thread: a line per thread and side under the table" \
 	show "$WORK/human.json" "$WORK/human.err"
 
 # cq_event_lat --threads 2: two ping-pongs, their samples merged into the
-# row; lat NAME ARGS... like bw.
-lat() {
-	local name=$1 port
-	shift
-	port=$(next_port)
-	start_server "cq_event_lat:$name" "$port" --timeout 20 ||
-		not_ok "$name: server listens"
-	"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 \
-		--threads 2 "$@" "$ADDR" >"$WORK/$name.json" 2>"$WORK/$name.err"
-	local rc=$?
-	wait_server 30
-	return $rc
-}
+# row.
 for mode in poll event hybrid; do
 	name=lat-threads-$mode
 	lat "$name" --cq-mode "$mode" -n 300 --cpu 0,1 \
