@@ -35,9 +35,9 @@ static uint64_t payload_want(const struct cqp_params *p)
 uint64_t cqp_ud_mem_need(const struct cqp_params *p)
 {
 	uint64_t slot = payload_want(p) + CQP_UD_GRH;
-	uint64_t rx = (p->srq ? 1 : p->qps) * (uint64_t)p->rx_depth * slot;
-	uint64_t tx =
-	    (uint64_t)p->qps * (p->verify ? p->tx_depth : 1) * payload_want(p);
+	uint64_t qps = (uint64_t)p->qps * p->nthreads;
+	uint64_t rx = (p->srq ? 1 : qps) * (uint64_t)p->rx_depth * slot;
+	uint64_t tx = qps * (p->verify ? p->tx_depth : 1) * payload_want(p);
 
 	return rx + tx;
 }
@@ -157,28 +157,29 @@ unsigned cqp_ud_qp_index(const struct cqp_ud *ud, const struct ibv_wc *wc)
 	return 0;
 }
 
-void cqp_ud_recv_begin(struct cqp_ud *ud)
+void cqp_ud_recv_begin(struct cqp_ud_rx *rx)
 {
-	ud->received = 0;
-	ud->rx_dry = 0;
+	rx->received = 0;
+	rx->rx_dry = 0;
 }
 
-static struct cqp_ud_seq *sender_seq(struct cqp_ud *ud, uint32_t src_qp)
+static struct cqp_ud_seq *sender_seq(struct cqp_ud_rx *rx, uint32_t src_qp)
 {
-	for (unsigned i = 0; i < ud->nseq; i++)
-		if (ud->seq[i].src_qp == src_qp)
-			return &ud->seq[i];
-	if (ud->nseq == ud->nqp)
+	for (unsigned i = 0; i < rx->nseq; i++)
+		if (rx->seq[i].src_qp == src_qp)
+			return &rx->seq[i];
+	if (rx->nseq == rx->seq_cap)
 		return NULL;
-	ud->seq[ud->nseq].src_qp = src_qp;
-	ud->seq[ud->nseq].next = 0;
-	return &ud->seq[ud->nseq++];
+	rx->seq[rx->nseq].src_qp = src_qp;
+	rx->seq[rx->nseq].next = 0;
+	return &rx->seq[rx->nseq++];
 }
 
-static int verify(struct cqp_ud *ud, const struct ibv_wc *wc, uint32_t size)
+static int verify(struct cqp_ud *ud, struct cqp_ud_rx *rx,
+		  const struct ibv_wc *wc, uint32_t size)
 {
 	const uint8_t *pl = cqp_ud_recv_payload(ud, wc);
-	struct cqp_ud_seq *s = sender_seq(ud, wc->src_qp);
+	struct cqp_ud_seq *s = sender_seq(rx, wc->src_qp);
 	uint64_t seq;
 	int64_t bad;
 
@@ -206,8 +207,8 @@ static int verify(struct cqp_ud *ud, const struct ibv_wc *wc, uint32_t size)
 	return 0;
 }
 
-int cqp_ud_recv_done(struct cqp_ud *ud, const struct ibv_wc *wc, uint32_t size,
-		     bool check)
+int cqp_ud_recv_done(struct cqp_ud *ud, struct cqp_ud_rx *rx,
+		     const struct ibv_wc *wc, uint32_t size, bool check)
 {
 	unsigned q = slot_queue(wc->wr_id);
 
@@ -221,33 +222,44 @@ int cqp_ud_recv_done(struct cqp_ud *ud, const struct ibv_wc *wc, uint32_t size,
 							  : "no GRH",
 				size);
 	if (check) {
-		int rc = verify(ud, wc, size);
+		int rc = verify(ud, rx, wc, size);
 
 		if (rc < 0)
 			return rc;
 	}
-	ud->received++;
+	rx->received++;
+	if (ud->srq_shared)
+		pthread_mutex_lock(&ud->srq_lock);
 	if (--ud->rq_left[q] == 0)
-		ud->rx_dry++; /* what arrives now finds no receive */
-	if (ud->npend[q] == 0)
-		ud->dirty[ud->ndirty++] = q;
+		rx->rx_dry++; /* what arrives now finds no receive */
+	/* Shared, the queue may be dirty in another thread's list: this
+	 * one's gets it too, and whoever flushes first posts both. */
+	if (ud->srq_shared ? rx->ndirty == 0 : ud->npend[q] == 0)
+		rx->dirty[rx->ndirty++] = q;
 	ud->pend[(size_t)q * ud->rq_depth + ud->npend[q]++] =
 	    (uint32_t)wc->wr_id;
+	if (ud->srq_shared)
+		pthread_mutex_unlock(&ud->srq_lock);
 	return 0;
 }
 
-int cqp_ud_recv_flush(struct cqp_ud *ud)
+int cqp_ud_recv_flush(struct cqp_ud *ud, struct cqp_ud_rx *rx)
 {
-	while (ud->ndirty) {
-		unsigned q = ud->dirty[--ud->ndirty];
-		int rc = post_slots(ud, q, ud->pend + (size_t)q * ud->rq_depth,
-				    ud->npend[q]);
+	int rc = 0;
 
+	if (ud->srq_shared)
+		pthread_mutex_lock(&ud->srq_lock);
+	while (rx->ndirty && rc == 0) {
+		unsigned q = rx->dirty[--rx->ndirty];
+
+		rc = post_slots(ud, q, ud->pend + (size_t)q * ud->rq_depth,
+				ud->npend[q]);
 		ud->npend[q] = 0;
-		if (rc < 0)
-			return rc;
 	}
-	return 0;
+	rx->ndirty = 0;
+	if (ud->srq_shared)
+		pthread_mutex_unlock(&ud->srq_lock);
+	return rc;
 }
 
 /* ---- sends ---- */
@@ -271,37 +283,56 @@ void cqp_ud_prep_send(const struct cqp_ud *ud, unsigned qp, uint64_t slot,
 
 /* ---- setup ---- */
 
+static int alloc_rx(struct cqp_ud_rx *rx, unsigned nrq, unsigned senders)
+{
+	rx->dirty = calloc(nrq, sizeof(*rx->dirty));
+	rx->seq = calloc(senders, sizeof(*rx->seq));
+	rx->seq_cap = senders;
+	return rx->dirty && rx->seq ? 0 : -1;
+}
+
 static int alloc_state(struct cqp_ud *ud, const struct cqp_params *p,
 		       bool receiver)
 {
-	ud->qps = calloc(p->qps, sizeof(*ud->qps));
-	ud->remote_qpn = calloc(p->qps, sizeof(*ud->remote_qpn));
-	ud->seq = calloc(p->qps, sizeof(*ud->seq));
-	if (receiver) {
-		ud->nrq = p->srq ? 1 : p->qps;
+	unsigned total = p->qps * p->nthreads;
+	bool ok;
+
+	ud->qps = calloc(total, sizeof(*ud->qps));
+	ud->remote_qpn = calloc(total, sizeof(*ud->remote_qpn));
+	ud->rx = calloc(p->nthreads, sizeof(*ud->rx));
+	ok = ud->qps && ud->remote_qpn && ud->rx;
+	if (ok)
+		ud->nrx = p->nthreads;
+	if (ok && receiver) {
+		ud->nrq = p->srq ? 1 : total;
 		ud->rq_depth = p->rx_depth;
 		ud->rq_left = calloc(ud->nrq, sizeof(*ud->rq_left));
 		ud->npend = calloc(ud->nrq, sizeof(*ud->npend));
-		ud->dirty = calloc(ud->nrq, sizeof(*ud->dirty));
 		ud->pend =
 		    calloc((size_t)ud->nrq * ud->rq_depth, sizeof(*ud->pend));
+		ok = ud->rq_left && ud->npend && ud->pend;
+		/* A thread hears its peer's QPs, or with --mcast all. */
+		for (unsigned t = 0; ok && t < ud->nrx; t++)
+			ok = alloc_rx(&ud->rx[t], ud->nrq, total) == 0;
+		ud->srq_shared = p->srq && p->nthreads > 1;
+		if (ud->srq_shared)
+			pthread_mutex_init(&ud->srq_lock, NULL);
 	}
-	if (!ud->qps || !ud->remote_qpn || !ud->seq ||
-	    (receiver &&
-	     (!ud->rq_left || !ud->npend || !ud->dirty || !ud->pend)))
-		return cqp_fail(CQP_E_NOMEM, "out of memory for %u QPs",
-				p->qps);
+	if (!ok)
+		return cqp_fail(CQP_E_NOMEM, "out of memory for %u QPs", total);
 	return 0;
 }
 
 static int create_qps(struct cqp_ud *ud, const struct cqp_params *p,
 		      bool receiver)
 {
-	for (unsigned i = 0; i < p->qps; i++) {
+	for (unsigned i = 0; i < p->qps * p->nthreads; i++) {
+		/* Thread-major, like the engines: thread t's are t * q... */
+		struct cqp_comp *comp = &ud->comps.comp[i / p->qps];
 		struct cqp_qp_req req = {
 		    .type = IBV_QPT_UD,
-		    .send_cq = cqp_comp_cq(ud->comps.comp, i),
-		    .recv_cq = cqp_comp_cq(ud->comps.comp, i),
+		    .send_cq = cqp_comp_cq(comp, i % p->qps),
+		    .recv_cq = cqp_comp_cq(comp, i % p->qps),
 		    .srq = ud->srq,
 		    .max_send_wr = p->tx_depth,
 		    .max_recv_wr = receiver ? p->rx_depth : 1,
@@ -588,10 +619,15 @@ void cqp_ud_teardown(struct cqp_ud *ud)
 		cqp_dev_close(&ud->dev);
 	free(ud->qps);
 	free(ud->remote_qpn);
-	free(ud->seq);
+	for (unsigned t = 0; t < ud->nrx; t++) {
+		free(ud->rx[t].dirty);
+		free(ud->rx[t].seq);
+	}
+	free(ud->rx);
+	if (ud->srq_shared)
+		pthread_mutex_destroy(&ud->srq_lock);
 	free(ud->rq_left);
 	free(ud->npend);
-	free(ud->dirty);
 	free(ud->pend);
 	memset(ud, 0, sizeof(*ud));
 	ud->mcast_fd = -1;

@@ -7,6 +7,7 @@
 #ifndef CQP_UD_H
 #define CQP_UD_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -17,6 +18,19 @@
 #define CQP_UD_GRH 40 /* bytes before the payload in every receive */
 
 struct cqp_ud_cm;
+struct cqp_ud_seq;
+
+/* One receiving thread's accounting (--threads: one each; thread t's
+ * QPs are t * q ... t * q + q - 1, the receive queues theirs or, with
+ * --srq, the one shared queue). */
+struct cqp_ud_rx {
+	uint32_t *dirty; /* queues with slots to repost */
+	uint32_t ndirty;
+	uint64_t received;	/* receive completions since the step began */
+	uint64_t rx_dry;	/* times a queue's receives were all used */
+	struct cqp_ud_seq *seq; /* --verify: next sequence per sender */
+	unsigned nseq, seq_cap;
+};
 
 struct cqp_ud {
 	struct cqp_dev dev;
@@ -41,15 +55,14 @@ struct cqp_ud {
 	int mcast_fd; /* IP-level membership on RoCE; -1 = none */
 	struct cqp_ud_cm *cm;
 	/* Receive accounting. */
-	uint32_t *rq_left; /* posted and not yet consumed, per queue */
-	uint32_t *pend;	   /* slots to repost, rq_depth per queue */
-	uint32_t *npend;   /* per queue */
-	uint32_t *dirty;   /* queues with slots to repost */
-	uint32_t ndirty;
-	uint64_t received;	/* receive completions since the step began */
-	uint64_t rx_dry;	/* times a queue's receives were all used */
-	struct cqp_ud_seq *seq; /* --verify: next sequence per sender */
-	unsigned nseq;
+	uint32_t *rq_left;    /* posted and not yet consumed, per queue */
+	uint32_t *pend;	      /* slots to repost, rq_depth per queue */
+	uint32_t *npend;      /* per queue */
+	struct cqp_ud_rx *rx; /* per thread */
+	unsigned nrx;
+	/* --srq with --threads: the one queue's slots are every thread's. */
+	bool srq_shared;
+	pthread_mutex_t srq_lock;
 };
 
 /* Memory one side registers, for the server's --max-mem. */
@@ -94,12 +107,12 @@ unsigned cqp_ud_qp_index(const struct cqp_ud *ud, const struct ibv_wc *wc);
 /* Accounts a receive completion: checks its length (and with --verify its
  * pattern and that sequences only move forward) and queues its slot for
  * reposting.  A mismatch is a CQP_E_PROTO failure. */
-int cqp_ud_recv_done(struct cqp_ud *ud, const struct ibv_wc *wc, uint32_t size,
-		     bool verify);
+int cqp_ud_recv_done(struct cqp_ud *ud, struct cqp_ud_rx *rx,
+		     const struct ibv_wc *wc, uint32_t size, bool verify);
 /* Posts the receives cqp_ud_recv_done queued. */
-int cqp_ud_recv_flush(struct cqp_ud *ud);
+int cqp_ud_recv_flush(struct cqp_ud *ud, struct cqp_ud_rx *rx);
 /* Zeroes the receive counters for a new step. */
-void cqp_ud_recv_begin(struct cqp_ud *ud);
+void cqp_ud_recv_begin(struct cqp_ud_rx *rx);
 
 /* --verify: payload pattern for sequence seq, and its check.  The first
  * min(8, size) bytes hold seq (little-endian), the rest a function of

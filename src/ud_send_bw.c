@@ -10,6 +10,7 @@
 #include "measure.h"
 #include "error.h"
 #include "ud.h"
+#include "workers.h"
 
 #define REAP_MAX 64
 /* Silence after which the server looks whether the client has finished
@@ -27,7 +28,8 @@ static int setup(struct cqp_run *run, void *ctx)
 	int rc = cqp_ud_setup(&c->ud, run, run->is_client, !run->is_client);
 
 	if (rc == 0 && run->is_client &&
-	    !(c->seq = calloc(run->p->qps, sizeof(*c->seq))))
+	    !(c->seq = calloc((size_t)run->p->qps * run->p->nthreads,
+			      sizeof(*c->seq))))
 		rc = cqp_fail(CQP_E_NOMEM, "out of memory");
 	return rc;
 }
@@ -59,13 +61,17 @@ static void prep(void *arg, unsigned qp, uint64_t idx, uint32_t size,
 static int run_sender(struct cqp_run *run, struct ud_bw_ctx *c, uint64_t size,
 		      struct cqp_row *row, struct cqp_cost *mine)
 {
+	/* --threads: thread t sends on the t-th group of -q QPs. */
+	unsigned first = run->thread * run->p->qps;
 	struct cqp_bw_tx tx = {
 	    .p = run->p,
-	    .comp = c->ud.comps.comp,
-	    .qps = c->ud.qps,
-	    .nqp = c->ud.nqp,
+	    .comp = run->comp,
+	    .qps = c->ud.qps + first,
+	    .nqp = run->p->qps,
+	    .first = first,
 	    .prep = prep,
 	    .arg = c,
+	    .rate = cqp_rate_share(run, run->p->rate),
 	};
 	int rc = cqp_bw_send(&tx, size, row, mine, &row->sent);
 
@@ -81,18 +87,20 @@ static int run_receiver(struct cqp_run *run, struct ud_bw_ctx *c, uint64_t size,
 {
 	const struct cqp_params *p = run->p;
 	struct cqp_ud *ud = &c->ud;
+	struct cqp_ud_rx *rx = &ud->rx[run->thread];
+	struct cqp_comp *comp = run->comp;
 	struct ibv_wc wc[REAP_MAX];
-	/* With --mcast every server QP hears every client QP's end. */
-	unsigned ends = ud->nqp * (p->mcast[0] ? ud->nqp : 1), ended = 0;
+	/* Its own QPs' ends; with --mcast every server QP hears every
+	 * client QP's. */
+	unsigned ends = p->qps * (p->mcast[0] ? ud->nqp : 1), ended = 0;
 	uint64_t quiet_since = cqp_now_ns();
 	bool measuring = !p->duration_s;
 	int n;
 
-	cqp_ud_recv_begin(ud);
-	cqp_comp_begin(ud->comps.comp);
+	cqp_ud_recv_begin(rx);
+	cqp_comp_begin(comp);
 	while (ended < ends) {
-		n = cqp_comp_reap_within(ud->comps.comp, wc, REAP_MAX,
-					 QUIET_MS);
+		n = cqp_comp_reap_within(comp, wc, REAP_MAX, QUIET_MS);
 		if (n < 0)
 			return n;
 		if (n == 0) {
@@ -108,8 +116,8 @@ static int run_receiver(struct cqp_run *run, struct ud_bw_ctx *c, uint64_t size,
 		}
 		quiet_since = cqp_now_ns();
 		for (int k = 0; k < n; k++) {
-			int rc = cqp_ud_recv_done(ud, &wc[k], (uint32_t)size,
-						  p->verify);
+			int rc = cqp_ud_recv_done(ud, rx, &wc[k],
+						  (uint32_t)size, p->verify);
 
 			if (rc < 0)
 				return rc;
@@ -120,16 +128,16 @@ static int run_receiver(struct cqp_run *run, struct ud_bw_ctx *c, uint64_t size,
 			else if (wc[k].imm_data == CQP_IMM_MEASURE &&
 				 !measuring) {
 				measuring = true;
-				cqp_comp_begin(ud->comps.comp);
+				cqp_comp_begin(comp);
 			}
 		}
-		if ((n = cqp_ud_recv_flush(ud)) < 0)
+		if ((n = cqp_ud_recv_flush(ud, rx)) < 0)
 			return n;
 	}
-	cqp_comp_cost(ud->comps.comp, mine);
+	cqp_comp_cost(comp, mine);
 	row->has_delivery = true;
-	row->received = ud->received;
-	row->rx_dry = ud->rx_dry;
+	row->received = rx->received;
+	row->rx_dry = rx->rx_dry;
 	return 0;
 }
 
@@ -157,6 +165,7 @@ int main(int argc, char **argv)
 	    .run_size = run_size,
 	    .teardown = teardown,
 	    .annotate = cqp_bw_annotate,
+	    .threaded = true,
 	};
 
 	return cqp_bench_main(&ops, argc, argv);

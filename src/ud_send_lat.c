@@ -181,7 +181,7 @@ static int reap(struct lat_ctx *c, uint64_t since_ns, uint32_t wait_ms,
 			c->outstanding -= (uint32_t)wc[k].wr_id;
 			continue;
 		}
-		rc = cqp_ud_recv_done(&c->ud, &wc[k], size, false);
+		rc = cqp_ud_recv_done(&c->ud, c->ud.rx, &wc[k], size, false);
 		if (rc < 0)
 			return rc;
 		got[(*ngot)++] = wc[k];
@@ -222,7 +222,7 @@ static int quiesce(struct lat_ctx *c, uint32_t size)
 		if (rc < 0)
 			return rc;
 	}
-	return cqp_ud_recv_flush(&c->ud);
+	return cqp_ud_recv_flush(&c->ud, c->ud.rx);
 }
 
 /* Waits until wait_ms after t0 for the pong carrying imm: 1 when it
@@ -278,9 +278,9 @@ static int exchange(struct cqp_run *run, struct lat_ctx *c, unsigned qp,
 		if (rc == 1) {
 			*rtt = cqp_now_ns() - t0;
 			*posted = t0;
-			return cqp_ud_recv_flush(&c->ud);
+			return cqp_ud_recv_flush(&c->ud, c->ud.rx);
 		}
-		if ((rc = cqp_ud_recv_flush(&c->ud)) < 0)
+		if ((rc = cqp_ud_recv_flush(&c->ud, c->ud.rx)) < 0)
 			return rc;
 		++*lost;
 		if (cqp_now_ns() >= give_up)
@@ -301,7 +301,7 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 
 	cqp_lat_rec_begin(&c->rec, p, size,
 			  cqp_cq_mode_name(c->ud.comps.comp->cfg.mode), 0);
-	cqp_ud_recv_begin(&c->ud);
+	cqp_ud_recv_begin(c->ud.rx);
 	for (uint64_t i = 0;; i++) {
 		bool first = i == p->warmup;
 		bool last;
@@ -384,7 +384,7 @@ static int take_replies(struct cqp_run *run, struct lat_ctx *c, uint32_t size,
 		}
 		++*oldest;
 	}
-	if (ngot && (rc = cqp_ud_recv_flush(&c->ud)) < 0)
+	if (ngot && (rc = cqp_ud_recv_flush(&c->ud, c->ud.rx)) < 0)
 		return rc;
 	return n;
 }
@@ -408,7 +408,7 @@ static int run_open_client(struct cqp_run *run, struct lat_ctx *c,
 	c->live = 0;
 	cqp_lat_rec_begin(&c->rec, p, size, cqp_cq_mode_name(run->mode),
 			  run->rate);
-	cqp_ud_recv_begin(&c->ud);
+	cqp_ud_recv_begin(c->ud.rx);
 	heard = cqp_now_ns();
 	cqp_ol_begin(&ol, p, run->rate, heard, heard ^ c->step);
 	while (!ol.ending || oldest < ol.sent) {
@@ -486,7 +486,7 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	bool done = false;
 	int rc, ngot;
 
-	cqp_ud_recv_begin(&c->ud);
+	cqp_ud_recv_begin(c->ud.rx);
 	cqp_comp_begin(c->ud.comps.comp);
 	for (;;) {
 		/* The clock is read after each pong, never before one. */
@@ -533,7 +533,7 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 			}
 		}
 		/* Reposting is off the critical path: the pong is out. */
-		if ((rc = cqp_ud_recv_flush(&c->ud)) < 0)
+		if ((rc = cqp_ud_recv_flush(&c->ud, c->ud.rx)) < 0)
 			return rc;
 		since = quiet_since = cqp_now_ns();
 	}

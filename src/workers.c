@@ -243,7 +243,7 @@ void cqp_workers_merge_row(const struct cqp_row *each, unsigned n,
 			   struct cqp_row *out)
 {
 	double secs = 0, peak = 0, bits = 0, msgs = 0, offered = 0;
-	uint64_t iters = 0, late = 0;
+	uint64_t iters = 0, late = 0, sent = 0, received = 0, dry = 0;
 
 	*out = each[0];
 	for (unsigned t = 0; t < n; t++) {
@@ -252,6 +252,9 @@ void cqp_workers_merge_row(const struct cqp_row *each, unsigned n,
 		iters += r->iterations;
 		offered += r->offered_rate;
 		late += r->late_sends;
+		sent += r->sent;
+		received += r->received;
+		dry += r->rx_dry;
 		if (!r->has_bw)
 			continue;
 		bits += r->bw_avg_gbps * 1e9 * r->bw_seconds;
@@ -265,6 +268,10 @@ void cqp_workers_merge_row(const struct cqp_row *each, unsigned n,
 	 * gaps stays thread 0's. */
 	out->offered_rate = offered;
 	out->late_sends = late;
+	/* UD delivery: the threads' datagrams and dry queues. */
+	out->sent = sent;
+	out->received = received;
+	out->rx_dry = dry;
 	if (!out->has_bw)
 		return;
 	out->bw_seconds = secs;

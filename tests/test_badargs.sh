@@ -203,6 +203,7 @@ bad cm_event_stress "--cpu 4095" "has no CPU 4095" --cpu 4095
 bad cq_poll_bw --threads 1..16 --threads 0
 bad cq_poll_bw --threads 1..16 --threads 17
 bad cq_event_lat --threads 1..16 --threads 0
+bad ud_send_bw --threads 1..16 --threads 17
 bad cq_event_lat --cpu "one per thread" --threads 3 --cpu 0,1
 bad cq_poll_bw --cpu "one per thread" --threads 2 --cpu 0
 bad cq_poll_bw --cpu "twice" --cpu 0,0

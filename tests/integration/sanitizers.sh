@@ -58,6 +58,8 @@ if [ -n "${CQPERF_ASAN_BIN:-}" ] && [ -x "$CQPERF_ASAN_BIN/cq_poll_bw" ]; then
 	done
 	pair "asan-ud-bw-all" "" "" "$CQPERF_ASAN_BIN/ud_send_bw" -a -n 20 \
 		--srq -q 2 --cq-mode event --nonblock --channel-per-cq
+	pair "asan-ud-bw-threads" "" "" "$CQPERF_ASAN_BIN/ud_send_bw" \
+		--threads 2 --srq -q 2 --verify -n 300 --cq-mode event
 	pair "asan-ud-bw-cm" "" "" "$CQPERF_ASAN_BIN/ud_send_bw" --rdma-cm \
 		-q 2 -n 200
 	pair "asan-ud-bw-mcast" "" "" "$CQPERF_ASAN_BIN/ud_send_bw" \

@@ -1,6 +1,6 @@
 #!/bin/bash
-# --threads (cq_poll_bw): T = 2 in every mode, each thread on its own
-# engine and channel, their counts adding up to the row's; --rate split
+# --threads (cq_poll_bw, cq_event_lat, ud_send_bw): T = 2 in every mode,
+# each thread on its own engine and channel, their counts adding up to the row's; --rate split
 # over them; --shared-channel loses nothing and moves work between the
 # threads; --cpu LIST
 # puts thread i on the i-th CPU; a peer killed mid-run ends every thread
@@ -25,6 +25,7 @@ both() {
 }
 bw() { both cq_poll_bw "$@"; }
 lat() { both cq_event_lat "$@"; }
+ud() { both ud_send_bw "$@"; }
 
 # Per side: two threads, whose completions and CPU add up to the side's,
 # each with a channel of its own.
@@ -163,6 +164,31 @@ check "cq_event_lat --rate 400: each thread's open loop at half, the row of both
 	 r["iterations"] == 2 * 400 and "late_sends" in r and
 	 0.7 * 400 <= r["achieved_rate"] <= 1.05 * 400' ||
 	show "$WORK/lat-open.json" "$WORK/lat-open.err"
+
+# ud_send_bw --threads 2: each server thread counts its own QPs'
+# datagrams, the row their sums; with --srq one shared receive queue for
+# both threads (its memory is one queue's: -r 256 slots of 1024 + 40 B).
+for srq in "" --srq; do
+	name=ud-threads${srq:+-srq}
+	# shellcheck disable=SC2086
+	ud "$name" -q 2 -n 400 -s 1024 -r 256 --verify --cq-mode event \
+		--cpu 0,1 $srq --output json
+	rc=$?
+	check "$name: exit 0, every datagram's pattern checked (got $rc)" \
+		test "$rc" -eq 0 || show "$WORK/$name.err"
+	check "$name: both threads received, the row's counts their sums" \
+		json_check "$WORK/$name.json" '0 < r["received"] <= r["sent"] and
+		 r["sent"] >= 2 * 2 * 400 and
+		 all(t["completions"] > 0 for t in r["server"]["threads"]) and
+		 r["client"]["channels"] == 2 and r["server"]["channels"] == 2'
+	check "$name: per-thread completions and CPU add up to each side's" \
+		json_check "$WORK/$name.json" "$sums"
+done
+check "ud --srq: one receive queue for both threads, four without" \
+	json_check "$WORK/ud-threads-srq.json" \
+	'r["server"]["rx_mem_bytes"] == 256 * 1064' &&
+	json_check "$WORK/ud-threads.json" \
+	'r["server"]["rx_mem_bytes"] == 4 * 256 * 1064'
 
 # A killed peer: every thread of the other side stops, the process ends
 # within the deadline (5 s), and the error names the failure; with
