@@ -105,25 +105,6 @@ static uint64_t warm_in(const struct cqp_params *p, uint64_t n0, uint64_t cnt)
 	return warm;
 }
 
-/* A QP's last message was reaped: with --shared-channel the step ends
- * when every thread's QPs have, whoever reaped them. */
-static void end_seen(struct cqp_run *run, unsigned *ended, unsigned nqp)
-{
-	struct cqp_step_sync *sync = run->sync;
-
-	if (!run->p->shared_channel)
-		++*ended;
-	else if (atomic_fetch_add(&sync->ended, 1) + 1 == nqp)
-		atomic_store(&sync->over, 1);
-}
-
-static bool step_done(const struct cqp_run *run, unsigned ended, unsigned nqp)
-{
-	if (run->p->shared_channel)
-		return atomic_load(&run->sync->ended) == nqp;
-	return ended == nqp;
-}
-
 /* Reposts go to the QPs this reap touched, from a list: a scan over every
  * QP per reap delays reposts at high QP counts until the sender meets RNR
  * NAKs.  With --shared-channel the thread reaps any thread's QPs (wr_id
@@ -148,7 +129,7 @@ static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
 	if (!repost)
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
 	cqp_comp_begin(comp);
-	while (!step_done(run, ended, nqp)) {
+	while (!cqp_step_done(run, ended, nqp)) {
 		unsigned ndirty = 0;
 
 		ret = cqp_comp_reap(comp, wc, REAP_MAX);
@@ -163,16 +144,11 @@ static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
 			if (!(wc[k].wc_flags & IBV_WC_WITH_IMM))
 				continue;
 			if (wc[k].imm_data == CQP_IMM_END)
-				end_seen(run, &ended, nqp);
-			else if (wc[k].imm_data == CQP_IMM_MEASURE && !shared)
-				cqp_comp_begin(comp);
+				cqp_step_end_seen(run, &ended, nqp);
 			else if (wc[k].imm_data == CQP_IMM_MEASURE)
-				atomic_store(&run->sync->measuring, 1);
+				cqp_step_mark(run, comp);
 		}
-		if (shared && !began && atomic_load(&run->sync->measuring)) {
-			began = true;
-			cqp_comp_begin(comp);
-		}
+		cqp_step_look(run, comp, &began);
 		for (unsigned d = 0; d < ndirty; d++) {
 			unsigned q = dirty[d];
 			uint64_t n0 =

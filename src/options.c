@@ -111,7 +111,7 @@ const struct cqp_option cqp_options[] = {
 	{"threads", 0, CQP_OPT_U32, OFF(nthreads), 0, 1, CQP_MAX_THREADS, NULL, "T",
 	 "benchmark threads on each side, on one device context: each with its own QPs (-q each), CQs and completion channel", THREAD_TOOLS, NEG},
 	{"shared-channel", 0, CQP_OPT_FLAG, OFF(shared_channel), 0, 0, 1, NULL, NULL,
-	 "with --threads: every receiving thread's CQs on one completion channel that all of them sleep on (event and hybrid modes)", CQP_TOOL_CQ_POLL_BW | LAT_TOOLS, NEG},
+	 "with --threads: every receiving thread's CQs on one completion channel that all of them sleep on (event and hybrid modes)", THREAD_TOOLS | LAT_TOOLS, NEG},
 	{"channel-per-cq", 0, CQP_OPT_FLAG, OFF(channel_per_cq), 0, 0, 1, NULL, NULL,
 	 "give every CQ its own completion channel instead of sharing one", BW_TOOLS | CQP_TOOL_UD_SEND_LAT, NEG},
 	{"cq-mode", 0, CQP_OPT_ENUM, OFF(cq_mode), 0, 0, 2, cq_mode_words, "MODE",

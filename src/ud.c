@@ -228,18 +228,20 @@ int cqp_ud_recv_done(struct cqp_ud *ud, struct cqp_ud_rx *rx,
 			return rc;
 	}
 	rx->received++;
-	if (ud->srq_shared)
-		pthread_mutex_lock(&ud->srq_lock);
+	if (ud->rx_locked)
+		pthread_mutex_lock(&ud->rx_lock);
 	if (--ud->rq_left[q] == 0)
 		rx->rx_dry++; /* what arrives now finds no receive */
-	/* Shared, the queue may be dirty in another thread's list: this
-	 * one's gets it too, and whoever flushes first posts both. */
-	if (ud->srq_shared ? rx->ndirty == 0 : ud->npend[q] == 0)
+	/* Locked, the queue may be in another thread's list too: whoever
+	 * flushes first posts every thread's slots of it. */
+	if (!rx->listed[q]) {
+		rx->listed[q] = 1;
 		rx->dirty[rx->ndirty++] = q;
+	}
 	ud->pend[(size_t)q * ud->rq_depth + ud->npend[q]++] =
 	    (uint32_t)wc->wr_id;
-	if (ud->srq_shared)
-		pthread_mutex_unlock(&ud->srq_lock);
+	if (ud->rx_locked)
+		pthread_mutex_unlock(&ud->rx_lock);
 	return 0;
 }
 
@@ -247,18 +249,20 @@ int cqp_ud_recv_flush(struct cqp_ud *ud, struct cqp_ud_rx *rx)
 {
 	int rc = 0;
 
-	if (ud->srq_shared)
-		pthread_mutex_lock(&ud->srq_lock);
-	while (rx->ndirty && rc == 0) {
+	if (ud->rx_locked)
+		pthread_mutex_lock(&ud->rx_lock);
+	while (rx->ndirty) {
 		unsigned q = rx->dirty[--rx->ndirty];
 
-		rc = post_slots(ud, q, ud->pend + (size_t)q * ud->rq_depth,
-				ud->npend[q]);
+		rx->listed[q] = 0;
+		if (rc == 0 && ud->npend[q])
+			rc = post_slots(ud, q,
+					ud->pend + (size_t)q * ud->rq_depth,
+					ud->npend[q]);
 		ud->npend[q] = 0;
 	}
-	rx->ndirty = 0;
-	if (ud->srq_shared)
-		pthread_mutex_unlock(&ud->srq_lock);
+	if (ud->rx_locked)
+		pthread_mutex_unlock(&ud->rx_lock);
 	return rc;
 }
 
@@ -286,9 +290,10 @@ void cqp_ud_prep_send(const struct cqp_ud *ud, unsigned qp, uint64_t slot,
 static int alloc_rx(struct cqp_ud_rx *rx, unsigned nrq, unsigned senders)
 {
 	rx->dirty = calloc(nrq, sizeof(*rx->dirty));
+	rx->listed = calloc(nrq, sizeof(*rx->listed));
 	rx->seq = calloc(senders, sizeof(*rx->seq));
 	rx->seq_cap = senders;
-	return rx->dirty && rx->seq ? 0 : -1;
+	return rx->dirty && rx->listed && rx->seq ? 0 : -1;
 }
 
 static int alloc_state(struct cqp_ud *ud, const struct cqp_params *p,
@@ -314,9 +319,12 @@ static int alloc_state(struct cqp_ud *ud, const struct cqp_params *p,
 		/* A thread hears its peer's QPs, or with --mcast all. */
 		for (unsigned t = 0; ok && t < ud->nrx; t++)
 			ok = alloc_rx(&ud->rx[t], ud->nrq, total) == 0;
-		ud->srq_shared = p->srq && p->nthreads > 1;
-		if (ud->srq_shared)
-			pthread_mutex_init(&ud->srq_lock, NULL);
+		/* Queues more than one thread reaps: the one SRQ, or any
+		 * queue when any thread may drain any CQ. */
+		ud->rx_locked =
+		    (p->srq && p->nthreads > 1) || p->shared_channel;
+		if (ud->rx_locked)
+			pthread_mutex_init(&ud->rx_lock, NULL);
 	}
 	if (!ok)
 		return cqp_fail(CQP_E_NOMEM, "out of memory for %u QPs", total);
@@ -621,11 +629,12 @@ void cqp_ud_teardown(struct cqp_ud *ud)
 	free(ud->remote_qpn);
 	for (unsigned t = 0; t < ud->nrx; t++) {
 		free(ud->rx[t].dirty);
+		free(ud->rx[t].listed);
 		free(ud->rx[t].seq);
 	}
 	free(ud->rx);
-	if (ud->srq_shared)
-		pthread_mutex_destroy(&ud->srq_lock);
+	if (ud->rx_locked)
+		pthread_mutex_destroy(&ud->rx_lock);
 	free(ud->rq_left);
 	free(ud->npend);
 	free(ud->pend);

@@ -25,6 +25,7 @@ struct cqp_ud_seq;
  * --srq, the one shared queue). */
 struct cqp_ud_rx {
 	uint32_t *dirty; /* queues with slots to repost */
+	uint8_t *listed; /* per queue: in dirty already */
 	uint32_t ndirty;
 	uint64_t received;	/* receive completions since the step began */
 	uint64_t rx_dry;	/* times a queue's receives were all used */
@@ -60,9 +61,10 @@ struct cqp_ud {
 	uint32_t *npend;      /* per queue */
 	struct cqp_ud_rx *rx; /* per thread */
 	unsigned nrx;
-	/* --srq with --threads: the one queue's slots are every thread's. */
-	bool srq_shared;
-	pthread_mutex_t srq_lock;
+	/* --srq with --threads, or --shared-channel: a queue's slots are
+	 * more than one thread's, so their bookkeeping takes the lock. */
+	bool rx_locked;
+	pthread_mutex_t rx_lock;
 };
 
 /* Memory one side registers, for the server's --max-mem. */

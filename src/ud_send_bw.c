@@ -90,16 +90,17 @@ static int run_receiver(struct cqp_run *run, struct ud_bw_ctx *c, uint64_t size,
 	struct cqp_ud_rx *rx = &ud->rx[run->thread];
 	struct cqp_comp *comp = run->comp;
 	struct ibv_wc wc[REAP_MAX];
-	/* Its own QPs' ends; with --mcast every server QP hears every
-	 * client QP's. */
-	unsigned ends = p->qps * (p->mcast[0] ? ud->nqp : 1), ended = 0;
+	/* Its own QPs' ends (--shared-channel: the step's); with --mcast
+	 * every server QP hears every client QP's. */
+	unsigned heard = p->shared_channel ? ud->nqp : p->qps;
+	unsigned ends = heard * (p->mcast[0] ? ud->nqp : 1), ended = 0;
 	uint64_t quiet_since = cqp_now_ns();
-	bool measuring = !p->duration_s;
+	bool measuring = !p->duration_s, began = measuring;
 	int n;
 
 	cqp_ud_recv_begin(rx);
 	cqp_comp_begin(comp);
-	while (ended < ends) {
+	while (!cqp_step_done(run, ended, ends)) {
 		n = cqp_comp_reap_within(comp, wc, REAP_MAX, QUIET_MS);
 		if (n < 0)
 			return n;
@@ -124,13 +125,14 @@ static int run_receiver(struct cqp_run *run, struct ud_bw_ctx *c, uint64_t size,
 			if (!(wc[k].wc_flags & IBV_WC_WITH_IMM))
 				continue;
 			if (wc[k].imm_data == CQP_IMM_END)
-				ended++;
+				cqp_step_end_seen(run, &ended, ends);
 			else if (wc[k].imm_data == CQP_IMM_MEASURE &&
 				 !measuring) {
 				measuring = true;
-				cqp_comp_begin(comp);
+				cqp_step_mark(run, comp);
 			}
 		}
+		cqp_step_look(run, comp, &began);
 		if ((n = cqp_ud_recv_flush(ud, rx)) < 0)
 			return n;
 	}

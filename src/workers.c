@@ -181,6 +181,40 @@ out:
 	return rc;
 }
 
+void cqp_step_end_seen(struct cqp_run *run, unsigned *ended, unsigned ends)
+{
+	struct cqp_step_sync *sync = run->sync;
+
+	if (!run->p->shared_channel)
+		++*ended;
+	else if (atomic_fetch_add(&sync->ended, 1) + 1 == ends)
+		atomic_store(&sync->over, 1); /* wakes the rest (watch) */
+}
+
+bool cqp_step_done(const struct cqp_run *run, unsigned ended, unsigned ends)
+{
+	if (run->p->shared_channel)
+		return atomic_load(&run->sync->ended) >= ends;
+	return ended >= ends;
+}
+
+void cqp_step_mark(struct cqp_run *run, struct cqp_comp *comp)
+{
+	if (run->p->shared_channel)
+		atomic_store(&run->sync->measuring, 1);
+	else
+		cqp_comp_begin(comp);
+}
+
+void cqp_step_look(struct cqp_run *run, struct cqp_comp *comp, bool *began)
+{
+	if (run->p->shared_channel && !*began &&
+	    atomic_load(&run->sync->measuring)) {
+		*began = true;
+		cqp_comp_begin(comp);
+	}
+}
+
 uint64_t cqp_rate_share(const struct cqp_run *run, uint64_t rate)
 {
 	unsigned n = run->p->nthreads;

@@ -18,6 +18,20 @@ int cqp_workers_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 		     void *ctx, uint64_t size, struct cqp_row *row,
 		     struct cqp_cost *mine);
 
+/* --shared-channel moves a step's end and its measure mark from the
+ * thread to the step (run->sync): any thread may reap any QP's messages.
+ * A QP's last message was reaped (of `ends` the thread, or with a shared
+ * channel the step, waits for): */
+void cqp_step_end_seen(struct cqp_run *run, unsigned *ended, unsigned ends);
+/* Every end was seen (the thread's, or the step's). */
+bool cqp_step_done(const struct cqp_run *run, unsigned ended, unsigned ends);
+/* A measure mark was reaped: the thread's measured phase begins, or with
+ * a shared channel every thread's at its next cqp_step_look. */
+void cqp_step_mark(struct cqp_run *run, struct cqp_comp *comp);
+/* After each reap with a shared channel: begins this thread's measured
+ * phase once the step's first mark was seen (*began: it did). */
+void cqp_step_look(struct cqp_run *run, struct cqp_comp *comp, bool *began);
+
 /* --rate R over T threads: thread run->thread's share, R/T with the
  * remainder to the first ones. */
 uint64_t cqp_rate_share(const struct cqp_run *run, uint64_t rate);

@@ -216,6 +216,7 @@ bad cq_poll_bw --shared-channel "event or" --threads 2 --shared-channel
 bad cq_poll_bw --shared-channel "conflict" --threads 2 --shared-channel --cq-mode event --channel-per-cq
 bad cq_event_lat --shared-channel "ping-pong" --shared-channel --cq-mode event
 bad ud_send_lat --shared-channel "ping-pong" --shared-channel
+bad ud_send_bw --shared-channel "--threads 2 or more" --shared-channel --cq-mode event
 bad cq_poll_bw --comp-vector "-1..1023" --comp-vector -2
 bad cq_poll_bw --comp-vector "whole number" --comp-vector most
 

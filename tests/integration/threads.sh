@@ -168,10 +168,11 @@ check "cq_event_lat --rate 400: each thread's open loop at half, the row of both
 # ud_send_bw --threads 2: each server thread counts its own QPs'
 # datagrams, the row their sums; with --srq one shared receive queue for
 # both threads (its memory is one queue's: -r 256 slots of 1024 + 40 B).
-for srq in "" --srq; do
-	name=ud-threads${srq:+-srq}
+for run in poll: event: hybrid:--srq; do
+	mode=${run%%:*} srq=${run#*:}
+	name=ud-threads-$mode${srq:+-srq}
 	# shellcheck disable=SC2086
-	ud "$name" -q 2 -n 400 -s 1024 -r 256 --verify --cq-mode event \
+	ud "$name" -q 2 -n 400 -s 1024 -r 256 --verify --cq-mode "$mode" \
 		--cpu 0,1 $srq --output json
 	rc=$?
 	check "$name: exit 0, every datagram's pattern checked (got $rc)" \
@@ -184,10 +185,20 @@ for srq in "" --srq; do
 	check "$name: per-thread completions and CPU add up to each side's" \
 		json_check "$WORK/$name.json" "$sums"
 done
+ud ud-shared -q 2 -n 400 -s 1024 -r 256 --verify --cq-mode hybrid \
+	--shared-channel --output json
+rc=$?
+check "ud --shared-channel: exit 0, every datagram's pattern checked (got $rc)" \
+	test "$rc" -eq 0 || show "$WORK/ud-shared.err"
+check "ud --shared-channel: one server channel, threads reaping each other's CQs" \
+	json_check "$WORK/ud-shared.json" '0 < r["received"] <= r["sent"] and
+	 r["server"]["channels"] == 1 and r["server"]["foreign_completions"] > 0 and
+	 sum(t["foreign_completions"] for t in r["server"]["threads"]) ==
+	   r["server"]["foreign_completions"]' || show "$WORK/ud-shared.err"
 check "ud --srq: one receive queue for both threads, four without" \
-	json_check "$WORK/ud-threads-srq.json" \
+	json_check "$WORK/ud-threads-hybrid-srq.json" \
 	'r["server"]["rx_mem_bytes"] == 256 * 1064' &&
-	json_check "$WORK/ud-threads.json" \
+	json_check "$WORK/ud-threads-event.json" \
 	'r["server"]["rx_mem_bytes"] == 4 * 256 * 1064'
 
 # A killed peer: every thread of the other side stops, the process ends
