@@ -381,9 +381,6 @@ static int peer_check(void *arg)
 	return r < 0 ? r : 0;
 }
 
-/* One client's whole session, on either side.  Returns 0 or a failure;
- * the report (partial on failure) is printed either way once the run got
- * as far as a device. */
 int cqp_bench_comps(struct cqp_comp_set *set, struct ibv_context *ctx,
 		    struct cqp_run *run, bool receiver)
 {
@@ -401,6 +398,9 @@ int cqp_bench_comps(struct cqp_comp_set *set, struct ibv_context *ctx,
 	return cqp_comp_set_create(set, ctx, &req);
 }
 
+/* One client's whole session, on either side.  Returns 0 or a failure;
+ * the report (partial on failure) is printed either way once the run got
+ * as far as a device. */
 static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 {
 	struct cqp_row rows[MAX_STEPS];

@@ -44,7 +44,7 @@ struct cqp_run {
 	struct cqp_comp *comp;	     /* set by setup: modes switch, idle */
 	unsigned ncomp;		     /* engines at comp: one per thread */
 	/* --threads: this thread's index (its engine is comp, its QPs the
-	 * t-th group), and the flag a failing thread sets for the rest. */
+	 * t-th group). */
 	unsigned thread;
 	struct cqp_step_sync *sync; /* the step's, one for all its threads */
 	struct cqp_figure summary[CQP_RUN_FIGURES]; /* run-wide figures */

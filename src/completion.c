@@ -38,9 +38,9 @@ static int create_channels(struct cqp_comp *c, struct ibv_context *ctx)
 	if (!c->chans)
 		return cqp_fail(CQP_E_NOMEM, "out of memory for channels");
 	if (c->shared) {
-		/* Woken by one event at a time: the one this thread takes. */
+		/* Blocking (--nonblock is refused): one event per wakeup, the
+		 * one this thread takes. */
 		c->chans[0] = c->cfg.shared;
-		c->cfg.nonblock = false;
 		return 0;
 	}
 	if (c->cfg.nonblock || c->nch > 1) {
@@ -252,6 +252,20 @@ static int poll_cq(struct cqp_comp *c, struct cqp_comp_cq *q, int want,
 	return r;
 }
 
+/* One ibv_poll_cq of q, counted: the entries, or a failure. */
+static int poll_counted(struct cqp_comp *c, struct cqp_comp_cq *q, int want,
+			struct ibv_wc *wc)
+{
+	int r = poll_cq(c, q, want, wc);
+
+	c->cnt.polls++;
+	if (r < 0)
+		return cqp_fail(CQP_E_DEVICE, "ibv_poll_cq: %s", strerror(-r));
+	if (r == 0)
+		c->cnt.empty_polls++;
+	return r;
+}
+
 static int check_statuses(struct cqp_comp *c, const struct ibv_wc *wc, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -272,14 +286,10 @@ static int poll_pass(struct cqp_comp *c, struct ibv_wc *wc, int max)
 		int want = max - n < (int)c->cfg.poll_batch
 			       ? max - n
 			       : (int)c->cfg.poll_batch;
-		int r = poll_cq(c, &c->cqs[i], want, wc + n);
+		int r = poll_counted(c, &c->cqs[i], want, wc + n);
 
-		c->cnt.polls++;
 		if (r < 0)
-			return cqp_fail(CQP_E_DEVICE, "ibv_poll_cq: %s",
-					strerror(-r));
-		if (r == 0)
-			c->cnt.empty_polls++;
+			return r;
 		n += r;
 		if (++i == c->ncq)
 			i = 0;
@@ -565,23 +575,13 @@ static int drain_woken(struct cqp_comp *c, struct ibv_wc *wc, int max)
 {
 	struct cqp_comp_cq *q = c->woke;
 	int want = max < (int)c->cfg.poll_batch ? max : (int)c->cfg.poll_batch;
-	int n = poll_cq(c, q, want, wc), rc;
+	int n = poll_counted(c, q, want, wc);
 
-	c->cnt.polls++;
-	if (n == 0) {
-		c->cnt.empty_polls++;
-		if ((rc = arm_cq(c, q)) < 0)
-			return rc;
-		n = poll_cq(c, q, want, wc);
-		c->cnt.polls++;
-		if (n == 0) {
-			c->cnt.empty_polls++;
-			c->woke = NULL;
-			return 0;
-		}
-	}
-	if (n < 0)
-		return cqp_fail(CQP_E_DEVICE, "ibv_poll_cq: %s", strerror(-n));
+	if (n == 0 && (n = arm_cq(c, q)) == 0 &&
+	    (n = poll_counted(c, q, want, wc)) == 0)
+		c->woke = NULL;
+	if (n <= 0)
+		return n;
 	c->cnt.foreign_completions += (uint64_t)n;
 	return check_statuses(c, wc, n);
 }
@@ -833,13 +833,18 @@ void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
 	cfg->stop = stop;
 }
 
-void cqp_comp_cfg_thread(struct cqp_comp_cfg *cfg, const struct cqp_params *p,
-			 unsigned t, atomic_int *abort, atomic_int *over,
-			 struct ibv_comp_channel *shared)
+/* Thread t's part of cfg: its CPU of --cpu LIST, its first CQ, the
+ * step's flags and the shared channel. */
+static void cfg_thread(struct cqp_comp_cfg *cfg,
+		       const struct cqp_comp_set_req *req, unsigned t,
+		       struct ibv_comp_channel *shared)
 {
+	const struct cqp_params *p = req->p;
+
 	cfg->cpu = t < p->ncpu ? p->cpus[t] : -1;
-	cfg->abort = abort;
-	cfg->over = over;
+	cfg->first_cq = t * req->ncq;
+	cfg->abort = req->abort;
+	cfg->over = req->over;
 	cfg->shared = shared;
 	cfg->count_shared = shared && t == 0;
 }
@@ -868,9 +873,7 @@ int cqp_comp_set_create(struct cqp_comp_set *s, struct ibv_context *ctx,
 				strerror(errno));
 	for (unsigned t = 0; t < p->nthreads; t++) {
 		cqp_comp_cfg_from_params(&cfg, p, req->receiver, req->stop);
-		cqp_comp_cfg_thread(&cfg, p, t, req->abort, req->over,
-				    s->shared);
-		cfg.first_cq = t * req->ncq;
+		cfg_thread(&cfg, req, t, s->shared);
 		rc = cqp_comp_create(&s->comp[t], ctx, &cfg, req->ncq,
 				     req->depth);
 		if (rc < 0)

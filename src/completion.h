@@ -43,7 +43,7 @@ struct cqp_comp_cfg {
 	 * waiter is woken by a signal); may be NULL. */
 	atomic_int *abort;
 	/* --shared-channel: the channel every thread's CQs are on, made by
-	 * cqp_comp_share (NULL: the engine makes its own); count_shared
+	 * cqp_comp_set_create (NULL: the engine makes its own); count_shared
 	 * says this engine reports it in `channels` (thread 0's). */
 	struct ibv_comp_channel *shared;
 	bool count_shared;
@@ -175,11 +175,6 @@ int cqp_comp_reap_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
  * far as it can tell) or a failure that ends the wait.  reap_within/reap_from
  * look once when their wait ends in silence, at most every CQP_COMP_PEER_NS (a
  * silent return stays 0 unless the peer is gone). */
-/* Thread t's part of cfg (after cqp_comp_cfg_from_params): its CPU of
- * --cpu LIST, the step's abort and over flags, and the shared channel. */
-void cqp_comp_cfg_thread(struct cqp_comp_cfg *cfg, const struct cqp_params *p,
-			 unsigned t, atomic_int *abort, atomic_int *over,
-			 struct ibv_comp_channel *shared);
 
 void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg),
 			 void *arg);

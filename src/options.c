@@ -24,7 +24,7 @@
 #define BW_TOOLS  (CQP_TOOL_CQ_POLL_BW | CQP_TOOL_UD_SEND_BW)
 #define LAT_TOOLS (CQP_TOOL_CQ_EVENT_LAT | CQP_TOOL_UD_SEND_LAT)
 #define UD_TOOLS  (CQP_TOOL_UD_SEND_BW | CQP_TOOL_UD_SEND_LAT)
-/* --threads so far: the RC tools. */
+/* --threads so far: all but ud_send_lat and cm_event_stress (its own). */
 #define THREAD_TOOLS                                                           \
 	(CQP_TOOL_CQ_POLL_BW | CQP_TOOL_CQ_EVENT_LAT | CQP_TOOL_UD_SEND_BW)
 #define ALL	   CQP_TOOL_ALL
@@ -1077,6 +1077,11 @@ int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
 		return cqp_fail(CQP_E_USAGE,
 				"--shared-channel needs --cq-mode event or "
 				"hybrid: poll mode never sleeps on a channel");
+	if (p->shared_channel && p->nonblock)
+		return cqp_fail(CQP_E_USAGE,
+				"--shared-channel and --nonblock conflict: "
+				"threads sharing a channel take one event "
+				"each, with a blocking read");
 	if (p->shared_channel && p->channel_per_cq)
 		return cqp_fail(CQP_E_USAGE,
 				"--shared-channel and --channel-per-cq "

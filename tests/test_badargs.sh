@@ -214,6 +214,7 @@ bad cq_poll_bw --rate "split over the threads" --threads 4 --rate 3
 bad cq_poll_bw --shared-channel "--threads 2 or more" --shared-channel --cq-mode event
 bad cq_poll_bw --shared-channel "event or" --threads 2 --shared-channel
 bad cq_poll_bw --shared-channel "conflict" --threads 2 --shared-channel --cq-mode event --channel-per-cq
+bad cq_poll_bw --shared-channel "--nonblock conflict" --threads 2 --shared-channel --cq-mode event --nonblock
 bad cq_event_lat --shared-channel "ping-pong" --shared-channel --cq-mode event
 bad ud_send_lat --shared-channel "ping-pong" --shared-channel
 bad ud_send_bw --shared-channel "--threads 2 or more" --shared-channel --cq-mode event
