@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Shared helpers of the soft-RoCE integration tests (sourced, not run).
 #
 # Each test script prints one line per check: "ok - what" or
@@ -7,6 +8,7 @@
 # directory); the device and server address from the soft-RoCE harness.
 
 . "$(dirname "${BASH_SOURCE[0]}")/../checks.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/wait-listen.sh"
 
 CQPERF_BIN=${CQPERF_BIN:?set CQPERF_BIN to the directory of the binaries}
 DEV=${CQPERF_RXE_DEV:-rxe0}
@@ -39,7 +41,23 @@ prefer_sanitized() {
 	echo "# binaries: the ASan+UBSan build in $CQPERF_BIN"
 }
 
+# check_documents: every report a binary wrote under $WORK (stdout with
+# --output json, sweep folders) validates against the JSON schema.
+SCHEMA_CHECK=$(dirname "${BASH_SOURCE[0]}")/../schema_check.py
+check_documents() {
+	local docs out rc
+	# No process substitution: the guest has no /dev/fd.
+	out=$(grep -rl '"schema": "cqperf/1"' "$WORK")
+	[ -n "$out" ] || return 0
+	mapfile -t docs <<<"$out"
+	out=$(python3 "$SCHEMA_CHECK" --quiet "${docs[@]}" 2>&1)
+	rc=$?
+	check "all ${#docs[@]} JSON documents validate against cqperf-1.schema.json" \
+		test "$rc" -eq 0 || sed 's/^/# /' <<<"$out" | head -20
+}
+
 finish() {
+	check_documents
 	if [ "$SANITIZED" = 1 ]; then
 		local reports
 		reports=$(grep -rlE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$WORK")
@@ -77,16 +95,6 @@ start_server() {
 	wait_listen "$port"
 }
 
-wait_listen() {
-	local i
-	for i in $(seq 1 100); do
-		if ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	return 1
-}
 
 # lat NAME ARGS...: a cq_event_lat client of the server on $port, JSON
 # output in $WORK/NAME.json, stderr in $WORK/NAME.err.
