@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Shared part of the side-by-side benchmarks (scripts/bench-*.sh): ours and
 # its counterparts (perftest's, and for latency rdma-core's minimal
 # ping-pong as a floor) in one soft-RoCE run, in BENCH_PAIRS pairs (a pair:
@@ -189,18 +190,8 @@ stop_server() {
     server_pid=
 }
 
-# Wait until something listens on TCP PORT, or the server PID died.
-wait_listen() {
-    local port=$1 pid=$2 i
-    for ((i = 0; i < 300; i++)); do
-        if [ -n "$(ss -ltnH "sport = :$port")" ]; then
-            return 0
-        fi
-        kill -0 "$pid" 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
-}
+# wait_listen PORT PID SECONDS (scripts/wait-listen.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/wait-listen.sh"
 
 # start_server LOG PORT CMD...: CMD in the background on the server CPU,
 # output to LOG.server; 0 once it listens on PORT.
@@ -209,7 +200,7 @@ start_server() {
     shift 2
     "${pin_server[@]}" timeout "$run_timeout" "$@" >"$log.server" 2>&1 &
     server_pid=$!
-    wait_listen "$port" "$server_pid"
+    wait_listen "$port" "$server_pid" 30
 }
 
 # wait_cm_listen PORT PID: wait_listen for a server that listens on RDMA

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # --clock where it matters: in a guest booted without tsc=reliable, whose
 # clocksource is the HPET (every clock_gettime a trap into the emulator),
 # a timestamp from clock_gettime must cost several TSC reads; in the usual
@@ -35,6 +36,7 @@ if [ -z "${CLOCK_GUEST:-}" ]; then
 fi
 
 . "$top/tests/checks.sh"
+. "$top/scripts/wait-listen.sh"
 DEV=${CQPERF_RXE_DEV:-rxe0}
 ADDR=${CQPERF_SERVER_ADDR:-198.18.0.1}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cqperf-clock.XXXXXX")
@@ -54,7 +56,7 @@ p50() {
 	taskset -c 0 "$bin/cq_event_lat" -d "$DEV" -p "$port" --clock "$1" \
 		--timeout 20 >/dev/null 2>&1 &
 	local srv=$!
-	for _ in $(seq 50); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.1; done
+	wait_listen "$port" "$srv" 5
 	taskset -c 1 "$bin/cq_event_lat" -d "$DEV" -p "$port" --clock "$1" \
 		--timeout 20 --output json -n 2000 -s 64 --cq-mode poll --rtt "$ADDR" >"$out"
 	wait "$srv"

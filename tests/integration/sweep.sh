@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/cqperf-sweep on soft-RoCE: a small grid against a --persistent
 # server it starts itself, one point that fails (and the sweep going on),
 # the manifest, the merged results.csv, and scripts/cqperf-plot's PNGs when
@@ -88,20 +89,50 @@ PY
 check "results.csv: 6 lines, grid columns, flattened row fields, errors" \
 	test $? -eq 0 || show "$WORK/csv.out" "$OUT/results.csv"
 
-# A latency sweep: lat rows for the plot's latency chart.
+# A latency sweep, each point twice (--repeat 2): lat rows for the plot's
+# latency chart, drawn at the medians with min-max whiskers.
 port=$(next_port)
 "$SCRIPTS/cqperf-sweep" --tool cq_event_lat --bin-dir "$CQPERF_BIN" \
 	--start-server --host "$ADDR" --port "$port" --out "$WORK/lat" \
 	--server-args "-d $DEV --timeout 20" \
 	--client-args "-d $DEV --timeout 20 -n 200" \
-	--grid cq-mode=poll,event --grid size=64,1024 \
+	--grid cq-mode=poll,event --grid size=64,1024 --repeat 2 \
 	>"$WORK/lat.out" 2>&1
 rc=$?
-check "latency sweep: 4 runs, exit 0 (got $rc)" \
-	eval 'test $rc -eq 0 && grep -qx "4 runs, 0 failed" "$WORK/lat.out"' ||
+check "latency sweep --repeat 2: 8 runs, exit 0 (got $rc)" \
+	eval 'test $rc -eq 0 && grep -qx "8 runs, 0 failed" "$WORK/lat.out"' ||
 	show "$WORK/lat.out"
 check "latency sweep: results.csv has lat_us.p50 and lat_us.p99" \
 	eval 'head -1 "$WORK/lat/results.csv" | grep -q "lat_us.p50,.*lat_us.p99"'
+check "--repeat 2: rounds over all points, not one point twice in a row" \
+	json_check "$WORK/lat/sweep/manifest.json" \
+	'[(x["repeat"], x["params"]["cq-mode"], x["params"]["size"])
+	  for x in d["runs"]] ==
+	 [(k, m, s) for k in (1, 2) for m in ("poll", "event")
+	  for s in ("64", "1024")] and
+	 all(x["file"].endswith("-rep_%d.json" % x["repeat"]) for x in d["runs"])'
+python3 - "$WORK/lat/results.csv" >"$WORK/rep.out" 2>&1 <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+cols = list(rows[0].keys())
+assert cols[:6] == ["file", "tool", "cq-mode", "size", "repeat",
+                    "status"], cols
+runs = [r for r in rows if r["status"] == "ok"]
+assert len(runs) == 8, len(runs)
+for m in ("poll", "event"):
+    for s in ("64", "1024"):
+        pt = [r for r in rows if r["cq-mode"] == m and r["size"] == s]
+        got = {r["repeat"]: r for r in pt}
+        assert sorted(got) == ["1", "2", "max", "median", "min"], sorted(got)
+        v = [float(got[k]["lat_us.p50"]) for k in ("1", "2")]
+        assert float(got["median"]["lat_us.p50"]) == statistics.median(v)
+        assert float(got["min"]["lat_us.p50"]) == min(v)
+        assert float(got["max"]["lat_us.p50"]) == max(v)
+        assert got["median"]["status"] == "summary", got["median"]
+        assert got["median"]["bytes"] == s, got["median"]
+PY
+check "--repeat 2: results.csv keeps both measurements and each point's median, min and max" \
+	test $? -eq 0 || show "$WORK/rep.out"
 
 # Usage errors: exit 2.
 "$SCRIPTS/cqperf-sweep" --tool cq_poll_bw --out "$WORK/x" --grid size \
