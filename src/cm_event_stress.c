@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* cm_event_stress: RDMA CM connect/accept/reject/disconnect storms.  The
  * client drives --connections per round, --concurrency at once, for
  * --rounds; the server accepts or (--reject-pct) rejects.  Every event is
@@ -13,6 +14,7 @@
 #include "cm_ctx.h"
 #include "cpuacct.h"
 #include "error.h"
+#include "results.h"
 
 #define SIDE_MAX 32 /* event rows per side */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "cm_storm.h"
 
 #include <errno.h>
@@ -6,6 +7,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "results.h"
 
 struct pd_head {
 	uint32_t kind;

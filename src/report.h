@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* One result record, rendered as a human table, JSON or CSV.
  *
- * The JSON document follows the contract of DESIGN.md (schema
+ * The JSON document follows the contract of cqperf(7) OUTPUT and
+ * doc/cqperf-1.schema.json (schema
  * "cqperf/1"): tool, version, params (every effective option of the
  * tool), device, results[] and, on failure, "error".  Human text goes to
  * the given stream (stdout); errors are the caller's business (stderr).
@@ -209,43 +211,11 @@ struct cqp_report {
  * unknown: overhead 0). */
 double cqp_row_loss_pct(const struct cqp_row *row);
 double cqp_wire_eff_pct(uint64_t bytes, uint32_t overhead);
-/* The row's delivery figures as kv, and merged back from the peer's. */
-void cqp_delivery_encode(const struct cqp_row *row, struct cqp_kv_writer *w);
-int cqp_delivery_decode(struct cqp_row *row, const char *text, size_t len);
-
-/* An open-loop row's figures (the client measured them) as kv, and
- * adopted from the peer's record by a side that has none. */
-void cqp_open_loop_encode(const struct cqp_row *row, struct cqp_kv_writer *w);
-int cqp_open_loop_decode(struct cqp_row *row, const char *text, size_t len);
-
-/* An event row's figures as kv under prefix ("s0_"), and back. */
-void cqp_event_row_encode(const struct cqp_row *row, const char *prefix,
-			  struct cqp_kv_writer *w);
-int cqp_event_row_decode(struct cqp_row *row, const char *prefix,
-			 const char *text, size_t len);
 
 /* Frees what rows own (their histograms). */
 void cqp_rows_free(struct cqp_row *rows, unsigned nrows);
 
 /* Render the whole record in p->output format to out. */
 void cqp_report_print(const struct cqp_report *r, FILE *out);
-
-/* Exchange of one side's cost over the out-of-band channel as kv
- * (keys: cpu_pct, seconds, completions, ...). */
-struct cqp_kv_writer;
-void cqp_cost_encode(const struct cqp_cost *c, struct cqp_kv_writer *w);
-/* --threads: the per-thread shares, beside cqp_cost_encode's record;
- * decode allocates c->threads (none: NULL, 0). */
-void cqp_threads_encode(const struct cqp_cost *c, struct cqp_kv_writer *w);
-int cqp_threads_decode(struct cqp_cost *c, const char *text, size_t len);
-int cqp_cost_decode(struct cqp_cost *c, const char *text, size_t len);
-/* The same with every key under prefix ("cost_"), beside other figures. */
-void cqp_cost_encode_as(const struct cqp_cost *c, const char *prefix,
-			struct cqp_kv_writer *w);
-int cqp_cost_decode_as(struct cqp_cost *c, const char *prefix, const char *text,
-		       size_t len);
-/* The same for a latency summary (keys lat_us_min ... lat_us_max). */
-void cqp_lat_encode(const struct cqp_summary *s, struct cqp_kv_writer *w);
-int cqp_lat_decode(struct cqp_summary *s, const char *text, size_t len);
 
 #endif

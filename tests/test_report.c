@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* report: JSON validity and contract (checked by python3's parser when
  * present), JSON escaping, the human table, CSV, cost kv round-trip;
  * cq_event_lat's extras: idle CPU, spin share, -H histograms and the
@@ -8,16 +9,15 @@
 #include "kv.h"
 #include "measure.h"
 #include "report.h"
+#include "results.h"
 #include "render.h"
+#include "version.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
-#ifndef CQP_VERSION
-#define CQP_VERSION "dev"
-#endif
 
 /* Quotes, a backslash, a newline, a control character, UTF-8. */
 #define NASTY "say \"hi\" \\ back\nslash\x01 end \xc3\xa9"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* UD pieces that need no device: the --verify pattern and sequence
  * recovery, the delivery figures (loss, wire efficiency), their exchange
  * between the sides, how every format renders them, and the UD options'
@@ -7,6 +8,7 @@
 #include "kv.h"
 #include "options.h"
 #include "report.h"
+#include "results.h"
 #include "render.h"
 #include "ud.h"
 

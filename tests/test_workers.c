@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* --threads: the merge of the threads' figures into a step's row and a
  * side's cost, and the per-thread shares that travel between the sides. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../src/kv.h"
+#include "../src/results.h"
 #include "../src/workers.h"
 #include "check.h"
 

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The field tables of report_fields.h and what is derived from them. */
+#include "report_fields.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- one description of the cost record, for JSON, CSV and kv ---- */
+
+const struct cost_field cqp_cost_fields[] = {
+#define REQ(key, type, member)                                                 \
+	{                                                                      \
+		key, type, offsetof(struct cqp_cost, member), false, 0         \
+	}
+#define OPT(key, type, member, flag)                                           \
+	{                                                                      \
+		key, type, offsetof(struct cqp_cost, member), true,            \
+		    offsetof(struct cqp_cost, flag)                            \
+	}
+    REQ("cpu_pct", FIELD_DOUBLE, cpu_pct),
+    REQ("seconds", FIELD_DOUBLE, seconds),
+    REQ("cpu_user_pct", FIELD_DOUBLE, cpu_user_pct),
+    REQ("cpu_sys_pct", FIELD_DOUBLE, cpu_sys_pct),
+    REQ("proc_cpu_pct", FIELD_DOUBLE, proc_cpu_pct),
+    OPT("sys_busy_pct", FIELD_DOUBLE, sys_busy_pct, has_sys),
+    OPT("sys_irq_pct", FIELD_DOUBLE, sys_irq_pct, has_sys),
+    OPT("sys_softirq_pct", FIELD_DOUBLE, sys_softirq_pct, has_sys),
+    OPT("sys_kthread_pct", FIELD_DOUBLE, sys_kthread_pct, has_sys),
+    OPT("others_busy_pct", FIELD_DOUBLE, others_busy_pct, has_sys),
+    OPT("noisy", FIELD_BOOL, noisy, has_sys),
+    OPT("cpu_irq_pct", FIELD_DOUBLE, cpu_irq_pct, has_cpu),
+    OPT("cpu_softirq_pct", FIELD_DOUBLE, cpu_softirq_pct, has_cpu),
+    REQ("completions", FIELD_U64, completions),
+    REQ("polls", FIELD_U64, polls),
+    REQ("empty_polls", FIELD_U64, empty_polls),
+    REQ("wakeups", FIELD_U64, wakeups),
+    REQ("events_acked", FIELD_U64, events_acked),
+    REQ("spin_completions", FIELD_U64, spin_completions),
+    REQ("sleep_completions", FIELD_U64, sleep_completions),
+    OPT("idle_cpu_pct", FIELD_DOUBLE, idle_cpu_pct, has_idle),
+    OPT("idle_cpu_user_pct", FIELD_DOUBLE, idle_cpu_user_pct, has_idle),
+    OPT("idle_cpu_sys_pct", FIELD_DOUBLE, idle_cpu_sys_pct, has_idle),
+    OPT("rx_mem_bytes", FIELD_U64, rx_mem_bytes, has_rx_mem),
+    REQ("channels", FIELD_U64, channels),
+    OPT("foreign_completions", FIELD_U64, foreign_completions, has_shared),
+    OPT("lock_waits", FIELD_U64, lock_waits, has_shared),
+    OPT("lock_wait_us", FIELD_DOUBLE, lock_wait_us, has_shared),
+#undef REQ
+#undef OPT
+};
+const size_t cqp_n_cost_fields =
+    sizeof(cqp_cost_fields) / sizeof(cqp_cost_fields[0]);
+_Static_assert(sizeof(cqp_cost_fields) / sizeof(cqp_cost_fields[0]) <=
+		   CQP_MAX_COST_FIELDS,
+	       "struct shape's flags need CQP_MAX_COST_FIELDS raised");
+
+double cqp_field_double(const struct cqp_cost *c, const struct cost_field *f)
+{
+	return *(const double *)((const char *)c + f->offset);
+}
+
+uint64_t cqp_field_u64(const struct cqp_cost *c, const struct cost_field *f)
+{
+	const char *v = (const char *)c + f->offset;
+
+	return f->type == FIELD_BOOL ? *(const bool *)v : *(const uint64_t *)v;
+}
+
+bool cqp_field_present(const struct cqp_cost *c, const struct cost_field *f)
+{
+	return !f->optional || *(const bool *)((const char *)c + f->present);
+}
+
+/* Derived figures: NaN when undefined, which JSON renders as null and
+ * the other formats as "-" or an empty cell. */
+double cqp_compl_per_wakeup(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	(void)row;
+	return c->wakeups ? (double)c->completions / (double)c->wakeups : NAN;
+}
+
+/* Per message (bandwidth) or exchange (latency) of the row. */
+double cqp_wakeups_per_msg(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	return row && row->iterations
+		   ? (double)c->wakeups / (double)row->iterations
+		   : NAN;
+}
+
+double cqp_wakeups_per_s(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	(void)row;
+	return c->seconds > 0 ? (double)c->wakeups / c->seconds : NAN;
+}
+
+/* Hybrid: the share of completions caught while spinning rather than
+ * after sleeping. */
+double cqp_spin_pct(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	uint64_t all = c->spin_completions + c->sleep_completions;
+
+	(void)row;
+	return all ? 100.0 * (double)c->spin_completions / (double)all : NAN;
+}
+
+/* Nanoseconds of share_pct (of one core, over the side's window) per
+ * message or exchange of the row. */
+static double cqp_ns_per_msg(const struct cqp_cost *c,
+			     const struct cqp_row *row, double share_pct)
+{
+	if (!row || !row->iterations)
+		return NAN;
+	return share_pct / 100.0 * c->seconds * 1e9 / (double)row->iterations;
+}
+
+static double cqp_cpu_ns_per_msg(const struct cqp_cost *c,
+				 const struct cqp_row *row)
+{
+	return cqp_ns_per_msg(c, row, c->cpu_pct);
+}
+
+/* Softirq of the whole machine: on rxe the data path itself. */
+double cqp_softirq_ns_per_msg(const struct cqp_cost *c,
+			      const struct cqp_row *row)
+{
+	return c->has_sys ? cqp_ns_per_msg(c, row, c->sys_softirq_pct) : NAN;
+}
+
+/* All the kernel's work outside processes: irq, softirq and kernel
+ * threads (ksoftirqd's ticks in softirq may count in two of them). */
+double cqp_kernel_ns_per_msg(const struct cqp_cost *c,
+			     const struct cqp_row *row)
+{
+	return c->has_sys ? cqp_ns_per_msg(c, row,
+					   c->sys_irq_pct + c->sys_softirq_pct +
+					       c->sys_kthread_pct)
+			  : NAN;
+}
+
+/* The derived figures, in JSON and CSV (never sent: the receiver
+ * computes them from the raw ones). */
+const struct derived_field cqp_derived_fields[] = {
+    {"compl_per_wakeup", cqp_compl_per_wakeup},
+    {"wakeups_per_s", cqp_wakeups_per_s},
+    {"wakeups_per_msg", cqp_wakeups_per_msg},
+    {"spin_pct", cqp_spin_pct},
+    {"cpu_ns_per_msg", cqp_cpu_ns_per_msg},
+    {"softirq_ns_per_msg", cqp_softirq_ns_per_msg},
+    {"kernel_ns_per_msg", cqp_kernel_ns_per_msg},
+};
+const size_t cqp_n_derived_fields =
+    sizeof(cqp_derived_fields) / sizeof(cqp_derived_fields[0]);
+
+/* ---- the load projection as named fields ---- */
+
+enum proj_need { NEED_RATE = 1u << 0, NEED_COST = 1u << 1 };
+
+const struct proj_field cqp_proj_fields[] = {
+    {"rate_bps", FIELD_U64, offsetof(struct cqp_projection, rate_bps),
+     NEED_RATE},
+    {"bytes", FIELD_U64, offsetof(struct cqp_projection, bytes), NEED_RATE},
+    {"batch", FIELD_U32, offsetof(struct cqp_projection, batch), NEED_RATE},
+    {"compl_per_s", FIELD_DOUBLE, offsetof(struct cqp_projection, compl_per_s),
+     NEED_RATE},
+    {"wakeups_per_s", FIELD_DOUBLE,
+     offsetof(struct cqp_projection, wakeups_per_s), NEED_RATE},
+    {"wakeup_cost_us", FIELD_DOUBLE,
+     offsetof(struct cqp_projection, wakeup_cost_us), NEED_COST},
+    {"core_pct", FIELD_DOUBLE, offsetof(struct cqp_projection, core_pct),
+     NEED_RATE | NEED_COST},
+};
+const size_t cqp_n_proj_fields =
+    sizeof(cqp_proj_fields) / sizeof(cqp_proj_fields[0]);
+
+/* A projection may hold only the wakeup cost (no --project), or only
+ * the rates (no event-mode row to cost a wakeup). */
+bool cqp_proj_known(const struct cqp_projection *pr, const struct proj_field *f)
+{
+	unsigned have =
+	    (pr->rate_bps ? NEED_RATE : 0u) | (pr->have_cost ? NEED_COST : 0u);
+
+	return (f->need & have) == f->need;
+}
+
+/* ---- the latency summary as named fields ---- */
+
+const struct lat_field cqp_lat_fields[N_LAT_FIELDS] = {
+    {"min", offsetof(struct cqp_summary, min)},
+    {"p50", offsetof(struct cqp_summary, p50)},
+    {"avg", offsetof(struct cqp_summary, avg)},
+    {"stdev", offsetof(struct cqp_summary, stdev)},
+    {"p99", offsetof(struct cqp_summary, p99)},
+    {"p99_9", offsetof(struct cqp_summary, p99_9)},
+    {"p99_99", offsetof(struct cqp_summary, p99_99)},
+    {"max", offsetof(struct cqp_summary, max)},
+};
+
+double cqp_lat_value(const struct cqp_summary *s, const struct lat_field *f)
+{
+	return *(const double *)((const char *)s + f->offset);
+}
+
+struct shape cqp_report_shape(const struct cqp_report *r)
+{
+	struct shape s = {0};
+	unsigned i;
+
+	for (i = 0; i < r->nrows; i++) {
+		const struct cqp_row *row = &r->rows[i];
+
+		for (size_t k = 0; k < N_COST_FIELDS; k++)
+			s.field[k] |=
+			    (row->client.valid &&
+			     cqp_field_present(&row->client,
+					       &cqp_cost_fields[k])) ||
+			    (row->server.valid &&
+			     cqp_field_present(&row->server,
+					       &cqp_cost_fields[k]));
+
+		s.label |= row->label[0] != '\0';
+		s.bw |= row->has_bw;
+		s.lat |= row->has_lat;
+		s.client |= row->client.valid;
+		s.server |= row->server.valid;
+		s.idle |= (row->client.valid && row->client.has_idle) ||
+			  (row->server.valid && row->server.has_idle);
+		s.rx_mem |= (row->client.valid && row->client.has_rx_mem) ||
+			    (row->server.valid && row->server.has_rx_mem);
+		s.delivery |= row->has_delivery;
+		s.lost |= row->has_lost;
+		s.open |= row->open_loop;
+		s.event |= row->side[0] != '\0';
+	}
+	return s;
+}
+
+double cqp_proj_double(const struct cqp_projection *pr,
+		       const struct proj_field *f)
+{
+	return *(const double *)((const char *)pr + f->offset);
+}
+
+uint64_t cqp_proj_uint(const struct cqp_projection *pr,
+		       const struct proj_field *f)
+{
+	const char *v = (const char *)pr + f->offset;
+
+	return f->type == FIELD_U32 ? *(const uint32_t *)v
+				    : *(const uint64_t *)v;
+}
+
+/* ---- UD delivery ---- */
+
+double cqp_row_loss_pct(const struct cqp_row *row)
+{
+	double want;
+
+	if (!row->has_delivery || !row->sent)
+		return NAN;
+	want = (double)row->sent * (double)(row->fanout ? row->fanout : 1);
+	return 100.0 * (want - (double)row->received) / want;
+}
+
+double cqp_wire_eff_pct(uint64_t bytes, uint32_t overhead)
+{
+	if (!overhead)
+		return NAN;
+	return 100.0 * (double)bytes / ((double)bytes + overhead);
+}
+
+/* ---- the strategy map ---- */
+
+const char *cqp_chosen_mode(const struct cqp_choice *c)
+{
+	return c->mode[c->chosen].mode;
+}
+
+/* Where the choice changes from the previous rate of the same size. */
+bool cqp_crossover(const struct cqp_strategy *st, unsigned i)
+{
+	return i > 0 && st->c[i - 1].bytes == st->c[i].bytes &&
+	       strcmp(cqp_chosen_mode(&st->c[i - 1]),
+		      cqp_chosen_mode(&st->c[i])) != 0;
+}
