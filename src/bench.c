@@ -1,11 +1,14 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "bench.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,6 +16,7 @@
 #include "error.h"
 #include "hwcount.h"
 #include "kv.h"
+#include "results.h"
 #include "workers.h"
 
 #define MAX_SIZES 64
@@ -29,13 +33,23 @@ struct step {
 	uint64_t rate;
 };
 
-/* A signal handler can only reach static storage. */
+/* A signal handler can only reach static storage.  Every wait of a run
+ * ends on it: SIGINT/SIGTERM set STOP_SIGNAL, a server's --max-run-sec
+ * timer STOP_RUN_LIMIT (cleared once that run has ended). */
+enum { STOP_SIGNAL = 1, STOP_RUN_LIMIT = 2 };
 static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	stop_flag = 1;
+	stop_flag = STOP_SIGNAL;
+}
+
+static void on_run_limit(int sig)
+{
+	(void)sig;
+	if (!stop_flag)
+		stop_flag = STOP_RUN_LIMIT;
 }
 
 static void on_wake(int sig)
@@ -56,6 +70,12 @@ static int install_signals(void)
 	 * (exit), even before the first watchdog installs it. */
 	sa.sa_handler = on_wake;
 	if (sigaction(SIGUSR1, &sa, NULL))
+		return cqp_fail(CQP_E_SYS, "sigaction: %s", strerror(errno));
+	/* --max-run-sec; a SIGINT meanwhile still wins. */
+	sa.sa_handler = on_run_limit;
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	if (sigaction(SIGALRM, &sa, NULL))
 		return cqp_fail(CQP_E_SYS, "sigaction: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
@@ -154,62 +174,6 @@ static uint64_t resolve_rate(const struct step *st, const struct cqp_row *rows,
 		    r->client.seconds > 0)
 			return (uint64_t)((double)r->iterations /
 					  r->client.seconds);
-	}
-	return 0;
-}
-
-/* The figures one side sends the other after each step. */
-static void encode_results(const struct cqp_row *row,
-			   const struct cqp_cost *mine, struct cqp_kv_writer *w)
-{
-	cqp_cost_encode(mine, w);
-	cqp_threads_encode(mine, w);
-	cqp_kv_add_u64(w, "iterations", row->iterations);
-	cqp_kv_add_u64(w, "has_bw", row->has_bw);
-	cqp_kv_add_double(w, "bw_peak_gbps", row->bw_peak_gbps);
-	cqp_kv_add_double(w, "bw_avg_gbps", row->bw_avg_gbps);
-	cqp_kv_add_double(w, "msg_rate_mpps", row->msg_rate_mpps);
-	cqp_kv_add_u64(w, "has_lat", row->has_lat);
-	cqp_lat_encode(&row->lat_us, w);
-	cqp_delivery_encode(row, w);
-	cqp_open_loop_encode(row, w);
-}
-
-static int decode_results(struct cqp_row *row, struct cqp_cost *theirs,
-			  const char *text, size_t len)
-{
-	uint64_t has_bw, has_lat;
-	int rc = cqp_cost_decode(theirs, text, len);
-
-	if (rc < 0 || (rc = cqp_threads_decode(theirs, text, len)) < 0)
-		return rc;
-	if ((rc = cqp_delivery_decode(row, text, len)) < 0 ||
-	    (rc = cqp_open_loop_decode(row, text, len)) < 0)
-		return rc;
-	if ((rc = cqp_kv_get_u64(text, len, "has_bw", &has_bw)) < 0 ||
-	    (rc = cqp_kv_get_u64(text, len, "has_lat", &has_lat)) < 0)
-		return rc;
-	/* The client measured the traffic: the server adopts its figures. */
-	if ((has_bw && !row->has_bw) || (has_lat && !row->has_lat)) {
-		rc = cqp_kv_get_u64(text, len, "iterations", &row->iterations);
-		if (rc < 0)
-			return rc;
-	}
-	if (has_bw && !row->has_bw) {
-		row->has_bw = true;
-		if ((rc = cqp_kv_get_double(text, len, "bw_peak_gbps",
-					    &row->bw_peak_gbps)) < 0 ||
-		    (rc = cqp_kv_get_double(text, len, "bw_avg_gbps",
-					    &row->bw_avg_gbps)) < 0 ||
-		    (rc = cqp_kv_get_double(text, len, "msg_rate_mpps",
-					    &row->msg_rate_mpps)) < 0)
-			return rc;
-	}
-	if (has_lat && !row->has_lat) {
-		row->has_lat = true;
-		rc = cqp_lat_decode(&row->lat_us, text, len);
-		if (rc < 0)
-			return rc;
 	}
 	return 0;
 }
@@ -314,12 +278,12 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 		return rc;
 	}
 	cqp_kv_writer_init(&w, rec, sizeof(rec));
-	encode_results(row, &mine, &w);
+	cqp_results_encode(row, &mine, &w);
 	if (hw_mine)
 		cqp_hw_encode(hw_mine, &w);
 	rc = cqp_session_exchange(run->s, CQP_MSG_RESULTS, &w, &text, &len);
 	if (rc == 0)
-		rc = decode_results(row, &theirs, text, len);
+		rc = cqp_results_decode(row, &theirs, text, len);
 	if (rc < 0) {
 		free(hw_mine);
 		free(mine.threads);
@@ -482,6 +446,13 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 		nrows++;
 	}
 out:
+	/* A run the server's --max-run-sec stopped: the client is told. */
+	if (rc < 0 && stop_flag == STOP_RUN_LIMIT &&
+	    cqp_errcode() == CQP_E_INTERRUPTED)
+		rc = cqp_fail(CQP_E_TIMEOUT,
+			      "ended the client's run at this server's "
+			      "--max-run-sec of %" PRIu32 " s",
+			      run->p->max_run_s);
 	if (rc < 0)
 		cqp_session_abort(run->s);
 	if (set_up)
@@ -539,6 +510,40 @@ static int client(const struct cqp_bench_ops *ops, struct cqp_params *p)
 	return rc;
 }
 
+/* --max-run-sec: a timer that signals this (the run's) thread, so its
+ * blocking wait returns EINTR and every wait of the run sees stop_flag.
+ * *armed: whether there is a timer to delete. */
+static int run_limit_arm(const struct cqp_params *p, timer_t *t, bool *armed)
+{
+	struct sigevent ev = {.sigev_notify = SIGEV_THREAD_ID,
+			      .sigev_signo = SIGALRM};
+	struct itimerspec its = {.it_value = {.tv_sec = p->max_run_s}};
+
+	*armed = false;
+	if (!p->max_run_s)
+		return 0;
+	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	if (timer_create(CLOCK_MONOTONIC, &ev, t))
+		return cqp_fail(CQP_E_SYS, "timer_create: %s", strerror(errno));
+	if (timer_settime(*t, 0, &its, NULL)) {
+		timer_delete(*t);
+		return cqp_fail(CQP_E_SYS, "timer_settime: %s",
+				strerror(errno));
+	}
+	*armed = true;
+	return 0;
+}
+
+/* After the run (or the accept it was waiting in): the next client
+ * gets a fresh limit. */
+static void run_limit_end(timer_t t, bool armed)
+{
+	if (armed)
+		timer_delete(t);
+	if (stop_flag == STOP_RUN_LIMIT)
+		stop_flag = 0;
+}
+
 static int server(const struct cqp_bench_ops *ops, struct cqp_params *p)
 {
 	struct cqp_session s;
@@ -558,8 +563,15 @@ static int server(const struct cqp_bench_ops *ops, struct cqp_params *p)
 			rc = 0;
 			break;
 		}
-		if (rc == 0)
-			rc = run_session(ops, &run);
+		if (rc == 0) {
+			timer_t limit;
+			bool armed;
+
+			rc = run_limit_arm(p, &limit, &armed);
+			if (rc == 0)
+				rc = run_session(ops, &run);
+			run_limit_end(limit, armed);
+		}
 		cqp_session_end(&s);
 		if (!p->persistent ||
 		    (rc < 0 && cqp_errcode() == CQP_E_INTERRUPTED))

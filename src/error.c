@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "error.h"
 
 #include <stdarg.h>
@@ -33,6 +34,18 @@ int cqp_fail(enum cqp_errcode code, const char *fmt, ...)
 	va_end(ap);
 	last_code = code;
 	return -(int)code;
+}
+
+int cqp_fail_wrap(enum cqp_errcode code, const char *fmt, ...)
+{
+	char saved[sizeof(last_msg)], prefix[sizeof(last_msg)];
+	va_list ap;
+
+	snprintf(saved, sizeof(saved), "%s", cqp_errmsg());
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	return cqp_fail(code, "%s: %s", prefix, saved);
 }
 
 enum cqp_errcode cqp_errcode(void)

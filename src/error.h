@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Central error catalogue: every failure has a code and one message.
  *
  * The function that understands a failure records it with cqp_fail(), which
@@ -29,6 +30,11 @@ enum cqp_errcode {
 
 /* Record a failure; returns -code so callers can `return cqp_fail(...)`. */
 int cqp_fail(enum cqp_errcode code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Re-fail with context: "PREFIX: <the last message>" (the last message
+ * is copied first: cqp_fail formats into the buffer cqp_errmsg reads). */
+int cqp_fail_wrap(enum cqp_errcode code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* The code and message of the last cqp_fail() on this thread. */

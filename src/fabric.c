@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "fabric.h"
 
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,45 @@ int cqp_fabric_pick_gid(const struct cqp_gid_cand *c, unsigned n,
 		}
 	}
 	return best;
+}
+
+void cqp_gid_str(const union ibv_gid *gid, char *buf, size_t cap)
+{
+	char tmp[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(AF_INET6, gid->raw, tmp, sizeof(tmp)))
+		snprintf(tmp, sizeof(tmp), "?");
+	snprintf(buf, cap, "%s", tmp);
+}
+
+void cqp_fabric_usable_gids(const struct cqp_gid_cand *c, unsigned n, char *buf,
+			    size_t cap)
+{
+	size_t len = 0;
+
+	if (cap < 8)
+		return;
+	buf[0] = '\0';
+	for (unsigned i = 0; i < n; i++) {
+		char g[INET6_ADDRSTRLEN], item[96];
+		int w;
+
+		if (!c[i].valid)
+			continue;
+		cqp_gid_str(&c[i].gid, g, sizeof(g));
+		w = snprintf(item, sizeof(item), "%s%u (%s, %s)",
+			     len ? ", " : "", i, g,
+			     cqp_gid_type_name(c[i].type));
+		if (len + (size_t)w + 4 > cap) {
+			snprintf(buf + len, cap - len, "%s",
+				 len ? ", ..." : "...");
+			return;
+		}
+		memcpy(buf + len, item, (size_t)w + 1);
+		len += (size_t)w;
+	}
+	if (!len)
+		snprintf(buf, cap, "none");
 }
 
 const char *cqp_gid_type_name(enum ibv_gid_type t)

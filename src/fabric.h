@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The choices that depend on the fabric (which GID, which path MTU, GRH or
  * LID addressing, which transports work, what a packet carries on the
  * wire), as pure functions over what the devices report, so that tables of
@@ -25,6 +26,13 @@ int cqp_fabric_pick_gid(const struct cqp_gid_cand *c, unsigned n,
 			const uint8_t *local, bool ethernet);
 /* "IB", "RoCE v1", "RoCE v2". */
 const char *cqp_gid_type_name(enum ibv_gid_type t);
+/* Text GID "fe80::..." for messages and reports. */
+void cqp_gid_str(const union ibv_gid *gid, char *buf, size_t cap);
+/* The usable entries of a GID table for a message, "0 (fe80::1, RoCE
+ * v1), 1 (::ffff:198.18.0.1, RoCE v2)", or "none"; truncated to cap
+ * with "...". */
+void cqp_fabric_usable_gids(const struct cqp_gid_cand *c, unsigned n, char *buf,
+			    size_t cap);
 
 /* What each side tells the other about its port before anything is
  * created: the choices below are made from both, identically. */

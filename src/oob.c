@@ -1,3 +1,8 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The out-of-band channel: TCP setup, the framed protocol and every error
+ * message that names a frame and the peer.  Long (~1000 lines) because
+ * the sockets, the frames and their failures are one state machine: a
+ * timeout or a short read is reported where the frame is known. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* accept4 */
 #endif
@@ -7,6 +12,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -43,6 +51,58 @@ static const char *msg_name(uint16_t type)
 	if (type == 0 || type >= CQP_MSG__MAX)
 		return "an unknown message";
 	return msg_names[type];
+}
+
+static int64_t now_ms(void);
+
+/* CQPERF_TRACE=oob (cqperf(7) DEBUGGING): each frame sent or received,
+ * and each wait for one, on standard error.  Read once. */
+static bool tracing(void)
+{
+	static _Atomic int on = -1;
+	int v = atomic_load_explicit(&on, memory_order_relaxed);
+
+	if (v < 0) {
+		const char *e = getenv("CQPERF_TRACE");
+
+		v = e && strstr(e, "oob") != NULL;
+		atomic_store_explicit(&on, v, memory_order_relaxed);
+	}
+	return v;
+}
+
+/* "cq_poll_bw[123] oob +0.012 s -> PARAMS 57 B to HOST:PORT: text" */
+static void trace(const struct cqp_oob *o, const char *what, uint16_t type,
+		  const void *payload, uint32_t len)
+{
+	static _Atomic int64_t t0;
+	int64_t now = now_ms(), zero = 0;
+	char text[161];
+	uint32_t n = 0;
+
+	atomic_compare_exchange_strong(&t0, &zero, now);
+	/* kv records: one key=value a line, shown comma-separated */
+	for (const char *p = payload; p && n < len && n < sizeof(text) - 1; n++)
+		text[n] = p[n] == '\n'			? ','
+			  : p[n] >= 0x20 && p[n] < 0x7f ? p[n]
+							: '?';
+	text[n] = '\0';
+	if (n && n == len && text[n - 1] == ',')
+		text[n - 1] = '\0';
+	fprintf(stderr, "%s[%d] oob +%.3f s %s %s %" PRIu32 " B %s %s%s%s%s\n",
+		program_invocation_short_name, (int)getpid(),
+		(double)(now - atomic_load(&t0)) / 1e3, what, msg_name(type),
+		len, what[0] == '-' ? "to" : "from", o->peer, n ? ": " : "",
+		text, len > n ? "..." : "");
+}
+
+/* Before a wait: the line a stuck pair ends on says what each side
+ * waits for. */
+static void trace_wait(const struct cqp_oob *o, uint16_t type)
+{
+	fprintf(stderr, "%s[%d] oob waits for %s from %s\n",
+		program_invocation_short_name, (int)getpid(), msg_name(type),
+		o->peer);
 }
 
 /* Monotonic milliseconds: deadlines must not move with the wall clock. */
@@ -649,6 +709,8 @@ static int send_frame(struct cqp_oob *o, uint16_t type, const void *buf,
 		return cqp_fail(CQP_E_NET, "sending %s to peer %s: %s%s",
 				msg_names[type], o->peer, strerror(errno), at);
 	}
+	if (tracing())
+		trace(o, "->", type, buf, len);
 	return 0;
 }
 
@@ -712,6 +774,8 @@ int cqp_oob_recv(struct cqp_oob *o, uint16_t *type, void *buf, uint32_t cap,
 	rc = recv_payload(o, &f, t, l, buf, cap, len);
 	if (rc < 0)
 		return rc;
+	if (tracing())
+		trace(o, "<-", t, buf, l);
 	*type = t;
 	return 0;
 }
@@ -734,11 +798,17 @@ int cqp_oob_expect(struct cqp_oob *o, uint16_t type, void *buf, uint32_t cap,
 	uint32_t l, keep;
 	int rc;
 
+	if (tracing())
+		trace_wait(o, type);
 	rc = recv_hdr(o, &f, &t, &l);
 	if (rc < 0)
 		return rc;
-	if (t == type)
-		return recv_payload(o, &f, t, l, buf, cap, len);
+	if (t == type) {
+		rc = recv_payload(o, &f, t, l, buf, cap, len);
+		if (rc == 0 && tracing())
+			trace(o, "<-", t, buf, l);
+		return rc;
+	}
 	if (t != CQP_MSG_ERROR && t != CQP_MSG_REJECT)
 		return cqp_fail(CQP_E_PROTO, "expected %s from peer %s, got %s",
 				msg_name(type), o->peer, msg_names[t]);
@@ -757,6 +827,8 @@ int cqp_oob_expect(struct cqp_oob *o, uint16_t type, void *buf, uint32_t cap,
 	}
 	if (rc < 0)
 		return rc;
+	if (tracing())
+		trace(o, "<-", t, small, keep);
 	peer_reason(small, keep, reason, sizeof(reason));
 	if (t == CQP_MSG_ERROR)
 		return cqp_fail(CQP_E_PEER_FAILED, "peer %s failed: %s",
@@ -793,15 +865,10 @@ void cqp_oob_send_error(struct cqp_oob *o, const char *reason)
 		(void)cqp_fail(code, "%s", saved);
 }
 
-/* Re-fail a kv lookup error with what it was about.  The message is
- * copied first: cqp_fail formats into the buffer cqp_errmsg returns. */
+/* Re-fail a kv lookup error with what it was about. */
 static int fail_in(const char *what, const char *peer)
 {
-	enum cqp_errcode code = cqp_errcode();
-	char m[512];
-
-	snprintf(m, sizeof(m), "%s", cqp_errmsg());
-	return cqp_fail(code, "bad %s from peer %s: %s", what, peer, m);
+	return cqp_fail_wrap(cqp_errcode(), "bad %s from peer %s", what, peer);
 }
 
 /* This machine's identity, for telling a peer on the same one

@@ -1,3 +1,7 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The one option table of every tool and its parser, validator, kv
+ * encoding for the negotiation and --help.  Long (~1250 lines) because
+ * the table itself is ~200 rows; the code around it is short. */
 #include "options.h"
 
 #include <ctype.h>
@@ -13,10 +17,8 @@
 #include "arrival.h"
 #include "error.h"
 #include "kv.h"
+#include "version.h"
 
-#ifndef CQP_VERSION
-#define CQP_VERSION "dev"
-#endif
 
 #define RDMA_TOOLS                                                             \
 	(CQP_TOOL_CQ_POLL_BW | CQP_TOOL_CQ_EVENT_LAT | CQP_TOOL_UD_SEND_BW |   \
@@ -173,7 +175,9 @@ const struct cqp_option cqp_options[] = {
 	{"persistent", 0, CQP_OPT_FLAG, OFF(persistent), 0, 0, 1, NULL, NULL,
 	 "server: keep serving clients until interrupted", ALL, 0},
 	{"max-mem", 0, CQP_OPT_SIZE, OFF(max_mem), 0, MIB, 64 * GIB, NULL, "SIZE",
-	 "server: most buffer memory a client may make it register", ALL, 0},
+	 "server: most memory (buffers and queues) a client may make it allocate", ALL, 0},
+	{"max-run-sec", 0, CQP_OPT_U32, OFF(max_run_s), 0, 0, 86400, NULL, "SEC",
+	 "server: end a client's run still going after SEC seconds (0: no limit)", ALL, 0},
 	{"comp-vector", 0, CQP_OPT_I32, OFF(comp_vector), 0, -1, 1023, NULL, "N|auto",
 	 "completion vector (interrupt) for the CQs; auto (-1): every thread's CQs round robin over the device's vectors", RDMA_TOOLS, 0},
 	{"cpu", 0, CQP_OPT_CPUS, OFF(cpu), 0, 0, 4095, NULL, "CPU[,...]",
@@ -199,6 +203,23 @@ uint32_t cqp_params_cq_depth(const struct cqp_params *p)
 {
 	/* Both at most 32768 (the table's bounds): no overflow. */
 	return p->cq_depth ? p->cq_depth : p->tx_depth + p->rx_depth;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+uint64_t cqp_queue_mem(const struct cqp_params *p, uint64_t nqps, uint64_t nrqs,
+		       uint64_t ncqs)
+{
+	/* -1 (auto) asks for perftest's 236 bytes. */
+	uint64_t inl = p->inline_size < 0 ? 236 : (uint64_t)p->inline_size;
+	uint64_t sqe = 64 + round_up(inl, 64);
+
+	return nqps * round_up(p->tx_depth * sqe, 4096) +
+	       nrqs * round_up(p->rx_depth * 64ull, 4096) +
+	       ncqs * round_up(cqp_params_cq_depth(p) * 64ull, 4096);
 }
 
 const char *cqp_tool_name(enum cqp_tool tool)
@@ -906,6 +927,60 @@ by_short(char c, const struct cqp_option **by_index, int n)
 	return NULL;
 }
 
+/* Edit distance of a and b (each at most 63 characters counted). */
+static unsigned edit_distance(const char *a, const char *b)
+{
+	unsigned row[64], la = (unsigned)strnlen(a, 63),
+			  lb = (unsigned)strnlen(b, 63);
+
+	for (unsigned j = 0; j <= lb; j++)
+		row[j] = j;
+	for (unsigned i = 1; i <= la; i++) {
+		unsigned diag = row[0];
+
+		row[0] = i;
+		for (unsigned j = 1; j <= lb; j++) {
+			unsigned up = row[j];
+			unsigned best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* The tool's option nearest to an unknown "--name[=value]", when it is
+ * near enough to be a typo (two edits, one for short names). */
+static const struct cqp_option *nearest_option(enum cqp_tool tool,
+					       const char *arg)
+{
+	const struct cqp_option *best = NULL;
+	unsigned best_d = ~0u;
+	char name[64];
+
+	if (strncmp(arg, "--", 2) != 0)
+		return NULL;
+	snprintf(name, sizeof(name), "%s", arg + 2);
+	name[strcspn(name, "=")] = '\0';
+	for (const struct cqp_option *o = cqp_options; o->name; o++) {
+		unsigned d;
+
+		if (!(o->tools & tool))
+			continue;
+		d = edit_distance(name, o->name);
+		if (d < best_d) {
+			best_d = d;
+			best = o;
+		}
+	}
+	return best_d <= (strlen(name) > 4 ? 2u : 1u) ? best : NULL;
+}
+
 int cqp_params_parse(struct cqp_params *p, enum cqp_tool tool, int argc,
 		     char **argv, FILE *out)
 {
@@ -932,6 +1007,12 @@ int cqp_params_parse(struct cqp_params *p, enum cqp_tool tool, int argc,
 				    CQP_E_USAGE,
 				    "unknown option '-%c' (see --help)",
 				    optopt);
+			o = nearest_option(tool, argv[optind - 1]);
+			if (o)
+				return cqp_fail(CQP_E_USAGE,
+						"unknown option '%s' (did you "
+						"mean --%s? see --help)",
+						argv[optind - 1], o->name);
 			return cqp_fail(CQP_E_USAGE,
 					"unknown option '%s' (see --help)",
 					argv[optind - 1]);

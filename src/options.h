@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The one table of options: parsing, --help, negotiation and reporting.
  *
  * Every option of every binary is a row in options.c.  The row alone
@@ -55,6 +56,7 @@ struct cqp_params {
 	uint32_t output;     /* enum cqp_output */
 	bool report_gbits;
 	uint64_t max_mem;     /* server: cap on what a client may allocate */
+	uint32_t max_run_s;   /* server: cap on one client's run; 0 none */
 	bool rtt;	      /* latency as round trips, not one-way */
 	bool histogram;	      /* ASCII latency histogram per row */
 	uint64_t project_bps; /* 0 = no load projection */
@@ -172,6 +174,13 @@ const char *cqp_cm_mode_name(uint32_t mode);
 void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool);
 /* Entries of each CQ: --cq-depth, else both queues of one QP. */
 uint32_t cqp_params_cq_depth(const struct cqp_params *p);
+/* An estimate of the queue memory a driver allocates for nqps queue
+ * pairs (send queues), nrqs receive queues and ncqs completion queues of
+ * these parameters: 64 B a CQE and a receive WQE, 64 B plus the inline
+ * size rounded up to 64 B a send WQE, each queue rounded up to 4 KiB
+ * (mlx5's layout; cqperf(7) --max-mem). */
+uint64_t cqp_queue_mem(const struct cqp_params *p, uint64_t nqps, uint64_t nrqs,
+		       uint64_t ncqs);
 
 enum cqp_parse_result {
 	CQP_PARSE_OK = 0,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "rc.h"
 
 #include <stdlib.h>
@@ -87,9 +88,13 @@ uint64_t cqp_rc_buf_size(const struct cqp_params *p)
 	return p->all ? CQP_RC_ALL_MAX : p->size;
 }
 
-uint64_t cqp_rc_mem_need(const struct cqp_params *p)
+struct cqp_mem_need cqp_rc_mem_need(const struct cqp_params *p)
 {
-	return cqp_rc_buf_size(p) * p->qps * p->nthreads;
+	uint64_t qps = (uint64_t)p->qps * p->nthreads;
+
+	/* A CQ per queue pair, shared by its sends and receives. */
+	return (struct cqp_mem_need){cqp_rc_buf_size(p) * qps,
+				     cqp_queue_mem(p, qps, qps, qps)};
 }
 
 int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)

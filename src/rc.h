@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Reliable-connected queue pairs between client and server: the device,
  * one CQ per QP in the completion engine, a registered buffer per QP, the
  * endpoint exchange and the state changes.  Shared by the RC binaries. */
@@ -28,7 +29,7 @@ struct cqp_rc {
 /* The buffer each QP needs: the largest message the run may send. */
 uint64_t cqp_rc_buf_size(const struct cqp_params *p);
 /* Buffer memory one side registers, for the server's --max-mem. */
-uint64_t cqp_rc_mem_need(const struct cqp_params *p);
+struct cqp_mem_need cqp_rc_mem_need(const struct cqp_params *p);
 
 /* Opens the device, creates CQs, QPs and their buffers (-q per
  * --threads thread, on one device context and PD) and, on a side

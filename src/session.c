@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "session.h"
 
 #include <inttypes.h>
@@ -9,10 +10,8 @@
 #include "error.h"
 #include "fabric.h"
 #include "verbs.h"
+#include "version.h"
 
-#ifndef CQP_VERSION
-#define CQP_VERSION "dev"
-#endif
 
 static int init(struct cqp_session *s, struct cqp_params *p, enum cqp_tool tool,
 		bool is_client)
@@ -108,12 +107,19 @@ int cqp_session_accept(struct cqp_session *s, cqp_mem_need_fn mem_need)
 	rc = cqp_params_decode(s->p, s->tool, s->buf, len);
 	if (rc < 0)
 		return reject(s);
-	if (mem_need && mem_need(s->p) > s->p->max_mem) {
-		cqp_fail(CQP_E_USAGE,
-			 "the test needs %" PRIu64 " bytes of buffers, above "
-			 "this server's --max-mem of %" PRIu64,
-			 mem_need(s->p), s->p->max_mem);
-		return reject(s);
+	if (mem_need) {
+		struct cqp_mem_need m = mem_need(s->p);
+
+		if (m.buffers + m.queues > s->p->max_mem) {
+			cqp_fail(CQP_E_USAGE,
+				 "the test needs %" PRIu64 " bytes (%" PRIu64
+				 " of buffers, about %" PRIu64
+				 " of queues), above this server's --max-mem "
+				 "of %" PRIu64,
+				 m.buffers + m.queues, m.buffers, m.queues,
+				 s->p->max_mem);
+			return reject(s);
+		}
 	}
 	return cqp_oob_send(&s->oob, CQP_MSG_ACCEPT, "", 0);
 drop:

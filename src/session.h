@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The client/server choreography over the out-of-band channel, shared by
  * every binary: connect and hello, parameter negotiation, per-size steps,
  * symmetric exchanges (endpoints, results), and orderly or failed ends. */
@@ -20,8 +21,14 @@ struct cqp_session {
 	char *buf; /* receive buffer, CQP_OOB_MAX_PAYLOAD + 1 bytes */
 };
 
-/* Memory a parameter set makes one side register, for --max-mem. */
-typedef uint64_t (*cqp_mem_need_fn)(const struct cqp_params *p);
+/* Memory a parameter set makes one side allocate, for --max-mem: the
+ * buffers it registers, and an estimate of the queues the driver
+ * allocates for it (cqp_queue_mem). */
+struct cqp_mem_need {
+	uint64_t buffers;
+	uint64_t queues;
+};
+typedef struct cqp_mem_need (*cqp_mem_need_fn)(const struct cqp_params *p);
 
 /* Client: connect (retrying until --timeout), hello, send the negotiated
  * parameters and wait for the server's accept. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "ud.h"
 
 #include <arpa/inet.h>
@@ -32,14 +33,15 @@ static uint64_t payload_want(const struct cqp_params *p)
 	return p->all ? 4096 : p->size;
 }
 
-uint64_t cqp_ud_mem_need(const struct cqp_params *p)
+struct cqp_mem_need cqp_ud_mem_need(const struct cqp_params *p)
 {
 	uint64_t slot = payload_want(p) + CQP_UD_GRH;
 	uint64_t qps = (uint64_t)p->qps * p->nthreads;
-	uint64_t rx = (p->srq ? 1 : qps) * (uint64_t)p->rx_depth * slot;
+	uint64_t rqs = p->srq ? 1 : qps;
+	uint64_t rx = rqs * (uint64_t)p->rx_depth * slot;
 	uint64_t tx = qps * (p->verify ? p->tx_depth : 1) * payload_want(p);
 
-	return rx + tx;
+	return (struct cqp_mem_need){rx + tx, cqp_queue_mem(p, qps, rqs, qps)};
 }
 
 /* ---- the pattern --verify checks ---- */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Unreliable-datagram queue pairs between client and server: the device,
  * one CQ per QP in the completion engine, UD QPs with a Q_Key, receive
  * slots of payload + 40 bytes (the GRH lands first), an optional shared
@@ -68,7 +69,7 @@ struct cqp_ud {
 };
 
 /* Memory one side registers, for the server's --max-mem. */
-uint64_t cqp_ud_mem_need(const struct cqp_params *p);
+struct cqp_mem_need cqp_ud_mem_need(const struct cqp_params *p);
 
 /* Opens the device, checks the size against the path MTU, creates CQs,
  * QPs (and the SRQ), buffers, posts every receive on a side that

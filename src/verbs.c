@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "verbs.h"
 
 #include <arpa/inet.h>
@@ -15,15 +16,6 @@
 
 /* perftest's default inline size: what users compare against. */
 #define AUTO_INLINE 236
-
-void cqp_gid_str(const union ibv_gid *gid, char *buf, size_t cap)
-{
-	char tmp[INET6_ADDRSTRLEN];
-
-	if (!inet_ntop(AF_INET6, gid->raw, tmp, sizeof(tmp)))
-		snprintf(tmp, sizeof(tmp), "?");
-	snprintf(buf, cap, "%s", tmp);
-}
 
 static bool gid_is_zero(const union ibv_gid *g)
 {
@@ -53,15 +45,23 @@ static struct cqp_gid_cand *gid_table(struct cqp_dev *d, unsigned *n)
 	return c;
 }
 
-static enum ibv_gid_type gid_type_of(struct cqp_dev *d, int index)
+/* A --gid-index past the table or at an empty entry would fail only at
+ * the QP's move to RTR ("No data available"): refuse it here, listing
+ * the entries that would work. */
+static int check_gid_index(struct cqp_dev *d, const struct cqp_gid_cand *c,
+			   unsigned n, unsigned requested)
 {
-	struct ibv_gid_entry e;
+	char usable[512];
 
-	if (ibv_query_gid_ex(d->ctx, d->port, (uint32_t)index, &e, 0) == 0)
-		return e.gid_type;
-	return d->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET
-		   ? IBV_GID_TYPE_ROCE_V1
-		   : IBV_GID_TYPE_IB;
+	if (requested < n && c[requested].valid &&
+	    ibv_query_gid(d->ctx, d->port, (int)requested, &d->gid) == 0)
+		return 0;
+	cqp_fabric_usable_gids(c, n, usable, sizeof(usable));
+	return cqp_fail(
+	    CQP_E_USAGE,
+	    "--gid-index %u: %s%s port %u has GIDs 0..%d; usable: %s",
+	    requested, requested < n ? "the entry is empty; " : "",
+	    d->info.name, d->port, (int)n - 1, usable);
 }
 
 static int pick_gid(struct cqp_dev *d, int requested, const uint8_t *local)
@@ -71,25 +71,19 @@ static int pick_gid(struct cqp_dev *d, int requested, const uint8_t *local)
 	unsigned n;
 	int i;
 
-	if (requested >= 0) {
-		if (requested >= d->port_attr.gid_tbl_len)
-			return cqp_fail(CQP_E_USAGE,
-					"--gid-index %d: port %u of %s has "
-					"GIDs 0..%d",
-					requested, d->port, d->info.name,
-					d->port_attr.gid_tbl_len - 1);
-		if (ibv_query_gid(d->ctx, d->port, requested, &d->gid))
-			return cqp_fail(CQP_E_USAGE,
-					"--gid-index %d: GID is not valid on "
-					"%s port %u",
-					requested, d->info.name, d->port);
-		d->gid_index = requested;
-		d->gid_type = gid_type_of(d, requested);
-		return 0;
-	}
 	c = gid_table(d, &n);
 	if (!c)
 		return cqp_fail(CQP_E_NOMEM, "out of memory for the GID table");
+	if (requested >= 0) {
+		int rc = check_gid_index(d, c, n, (unsigned)requested);
+
+		if (rc == 0) {
+			d->gid_index = requested;
+			d->gid_type = c[requested].type;
+		}
+		free(c);
+		return rc;
+	}
 	i = cqp_fabric_pick_gid(c, n, local, eth);
 	if (i >= 0) {
 		d->gid_index = i;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Verbs setup: device, port and GID choice, PD, registered buffers, RC QPs
  * and their state changes.  Capability limits become clear messages. */
 #ifndef CQP_VERBS_H
@@ -102,8 +103,5 @@ int cqp_ah_create(struct cqp_dev *d, const union ibv_gid *gid, uint16_t lid,
 /* A shared receive queue of max_wr receives; a depth the device refuses
  * (or no SRQ support) becomes a failure naming its limit. */
 int cqp_srq_create(struct cqp_dev *d, uint32_t max_wr, struct ibv_srq **srq);
-
-/* Text GID "fe80::..." for messages and reports. */
-void cqp_gid_str(const union ibv_gid *gid, char *buf, size_t cap);
 
 #endif

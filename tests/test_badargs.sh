@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Bad command lines, for every binary: each must exit 2 (usage error)
 # before any RDMA device is opened, print nothing on stdout, and say on
 # stderr which option is wrong and, where the message gives one, the
@@ -220,6 +221,12 @@ bad ud_send_lat --shared-channel "ping-pong" --shared-channel
 bad ud_send_bw --shared-channel "--threads 2 or more" --shared-channel --cq-mode event
 bad cq_poll_bw --comp-vector "-1..1023" --comp-vector -2
 bad cq_poll_bw --comp-vector "whole number" --comp-vector most
+
+# An unknown option near one of the tool's: the hint names it.
+bad cq_poll_bw --sise "did you mean --size?" --sise 64
+bad ud_send_bw --rx-dpeth "did you mean --rx-depth?" --rx-dpeth=64
+bad cq_event_lat --compare-nodes "did you mean --compare-modes?" --compare-nodes
+bad cq_poll_bw --zebra "unknown option '--zebra' (see --help)" --zebra
 
 echo "# $rows bad command lines"
 echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The fabric choices against tables of what real devices report: mlx5 on
  * InfiniBand and RoCE, bnxt_re, irdma (RoCE and iWARP), cxgb4 and rxe.
  * GID tables follow the kernel's layout: a RoCE v1 and a v2 entry per
@@ -125,6 +126,31 @@ static void test_gid_choice(void)
 	CHECK_STR(cqp_gid_type_name(V2), "RoCE v2");
 	CHECK_STR(cqp_gid_type_name(V1), "RoCE v1");
 	CHECK_STR(cqp_gid_type_name(IB), "IB");
+}
+
+/* What a refused --gid-index lists: the usable entries only, in order,
+ * and a table too long for the message cut with "...". */
+static void test_usable_gids(void)
+{
+	static const struct gid_row bnxt_v6[] = {
+	    {"fe80::20a:f7ff:fe11:2233", V1},
+	    {"", V2},
+	    {"2001:db8:1::5", V2},
+	    END};
+	static const struct gid_row none[] = {{"", V2}, {"", V1}, END};
+	struct cqp_gid_cand c[64];
+	char buf[512], small[48];
+	unsigned n;
+
+	n = load(bnxt_v6, c);
+	cqp_fabric_usable_gids(c, n, buf, sizeof(buf));
+	CHECK_STR(buf, "0 (fe80::20a:f7ff:fe11:2233, RoCE v1), "
+		       "2 (2001:db8:1::5, RoCE v2)");
+	cqp_fabric_usable_gids(c, n, small, sizeof(small));
+	CHECK_STR(small, "0 (fe80::20a:f7ff:fe11:2233, RoCE v1), ...");
+	n = load(none, c);
+	cqp_fabric_usable_gids(c, n, buf, sizeof(buf));
+	CHECK_STR(buf, "none");
 }
 
 static struct cqp_port_facts port(uint32_t mtu, bool eth, uint16_t lid,
@@ -338,6 +364,7 @@ int main(void)
 {
 	test_port_record();
 	test_gid_choice();
+	test_usable_gids();
 	test_path_mtu();
 	test_grh();
 	test_transport();

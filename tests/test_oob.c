@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Out-of-band channel and kv records: framing against garbage, short
  * reads, closes and stalls, the hello/barrier/expect logic, and a real TCP
  * connection on the loopback. */
@@ -131,6 +132,24 @@ static int collect_fn(void *ctx, const char *key, const char *val)
 	}
 	c->n++;
 	return c->n == c->stop_at ? 7 : 0;
+}
+
+/* Context on a failure keeps the failure's own words, even a long one. */
+static void test_fail_wrap(void)
+{
+	char big[600];
+
+	cqp_fail(CQP_E_PROTO, "key 'x' missing");
+	CHECK(cqp_fail_wrap(CQP_E_PEER_FAILED, "bad %s from peer %s",
+			    "RESULTS", "h:1") == -CQP_E_PEER_FAILED);
+	CHECK(strcmp(cqp_errmsg(),
+		     "bad RESULTS from peer h:1: key 'x' missing") == 0);
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	cqp_fail(CQP_E_PROTO, "%s", big);
+	cqp_fail_wrap(CQP_E_PROTO, "ctx");
+	CHECK(strncmp(cqp_errmsg(), "ctx: aaaa", 9) == 0);
+	cqp_errclear();
 }
 
 static void test_kv_writer(void)
@@ -1085,9 +1104,9 @@ static void *hostile_main(void *arg)
 	return NULL;
 }
 
-static uint64_t need_size(const struct cqp_params *p)
+static struct cqp_mem_need need_size(const struct cqp_params *p)
 {
-	return p->size * p->qps;
+	return (struct cqp_mem_need){p->size * p->qps, 4096};
 }
 
 /* One hand-made client against cqp_session_accept; returns accept's
@@ -1151,9 +1170,11 @@ static void test_session_accept(void)
 	/* More than --max-mem: refused, naming it and its value. */
 	h = (struct hostile){.params = "size=2097152\n"};
 	CHECK_ERR(serve_one(&s, &h), CQP_E_REJECTED, "--max-mem of 1048576");
+	CHECK(strstr(h.reason, "of buffers, about 4096 of queues") != NULL);
 	CHECK(strstr(h.reason, "--max-mem") != NULL);
 	h = (struct hostile){.params = "size=524288\nqps=4\n"};
-	CHECK_ERR(serve_one(&s, &h), CQP_E_REJECTED, "needs 2097152 bytes");
+	CHECK_ERR(serve_one(&s, &h), CQP_E_REJECTED,
+		  "needs 2101248 bytes (2097152 of buffers");
 
 	/* A client that never speaks is dropped after --timeout. */
 	h = (struct hostile){.params = NULL};
@@ -1174,6 +1195,7 @@ static void test_session_accept(void)
 
 int main(void)
 {
+	test_fail_wrap();
 	test_kv_writer();
 	test_kv_parse();
 	test_kv_u64();

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Unit tests of the option table: strict numbers, ranges, unknown
  * options, conflicts, negotiation and --help coverage.
  * `test_options --list` prints "tool option" pairs for the man-page test. */
@@ -315,6 +316,23 @@ static void test_threads(void)
 	      cm.threads == 3 && cm.nthreads == 1);
 }
 
+/* The --max-mem estimate of queue memory (cqperf(7)): each queue its
+ * requests' bytes rounded up to a page. */
+static void test_queue_mem(void)
+{
+	struct cqp_params p;
+
+	CHECK(parse(&p, "-s 1024 --tx-depth 8192 --rx-depth 8192 x") == 0);
+	/* 8192 x (64 + 256) + 8192 x 64 + 16384 x 64 */
+	CHECK(cqp_queue_mem(&p, 1, 1, 1) == 4194304);
+	CHECK(cqp_queue_mem(&p, 2, 1, 2) == 2 * 4194304 - 524288);
+	CHECK(parse(&p, "-t 1 -r 1 --inline 0 x") == 0);
+	CHECK(cqp_queue_mem(&p, 1, 1, 1) == 3 * 4096);
+	CHECK(parse(&p, "-t 64 -r 1 --inline 100 --cq-depth 128 x") == 0);
+	/* 64 x (64 + 128) = 12288, three pages exactly */
+	CHECK(cqp_queue_mem(&p, 1, 0, 1) == 12288 + 8192);
+}
+
 static void test_help(void)
 {
 	char *text = NULL;
@@ -363,6 +381,7 @@ int main(int argc, char **argv)
 	test_open_loop();
 	test_spins();
 	test_threads();
+	test_queue_mem();
 	test_help();
 	return check_done("test_options");
 }

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The fabric choices (cqperf(7) RUNNING ON HARDWARE) on a host whose rxe
 # netdev has two addresses, as multi-homed hosts and VLANs give real NICs:
 # the GID follows the address the oob connection runs over, on both sides
@@ -77,6 +78,21 @@ check "--gid-index $idx1 over $ADDR2: the client uses what it was told" \
 	show "$WORK/forced.json" "$WORK/forced.err"
 check "--gid-index: the inline size the QP got is reported" \
 	json_check "$WORK/forced.json" 'd["device"]["inline_bytes"] >= 236'
+
+# A --gid-index at an empty entry is refused when the device opens,
+# before any QP, with the entries that would work (it used to fail at
+# the QP's move to RTR with "No data available").
+ngids=$(find /sys/class/infiniband/"$DEV"/ports/1/gids -mindepth 1 | wc -l)
+run cq_poll_bw badgid "$ADDR" -n 50 --gid-index 77
+check "--gid-index 77 (an empty entry): exit 2" test $? -eq 2
+check "... the message names the option, the port's range and the usable GIDs" \
+	grep -qF -- "--gid-index 77: the entry is empty; $DEV port 1 has GIDs 0..$((ngids - 1)); usable: 0 (fe80::" \
+	"$WORK/badgid.err" || show "$WORK/badgid.err"
+check "... $ADDR's and $ADDR2's among them, as RoCE v2" \
+	grep -qF "$idx1 (::ffff:$ADDR, RoCE v2), $idx2 (::ffff:$ADDR2, RoCE v2)" \
+	"$WORK/badgid.err"
+check "... and no queue pair was created" \
+	sh -c "! grep -q 'QP\\|RTR' '$WORK/badgid.err'"
 
 port=$(next_port)
 start_server cq_poll_bw:human "$port" --timeout 20 || not_ok "human: server listens"
@@ -193,7 +209,7 @@ if [ "$ncpu" -ge 2 ]; then
 		--cq-mode event "$ADDR" >/dev/null 2>"$WORK/pin.err" &
 	cpid=$!
 	sleep 2
-	main_cpus= wd_cpus=
+	main_cpus='' wd_cpus=''
 	for t in /proc/"$spid"/task/*; do
 		c=$(awk '/Cpus_allowed_list/ {print $2}' "$t/status" 2>/dev/null)
 		case $(cat "$t/comm" 2>/dev/null) in

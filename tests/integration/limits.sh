@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Device resource limits for every RDMA binary: queue and CQ depths above
 # what the device reports, more QPs than it (or our cap) allows, buffers
 # over the server's --max-mem, inline data it will not grant.  Each fails
@@ -11,7 +12,7 @@
 require_device
 prefer_sanitized
 
-MAXMEM=16777216 # the servers' --max-mem: 16 MiB
+MAXMEM=33554432 # the servers' --max-mem: 32 MiB (above -t 32768 -r 32768's queues)
 
 # attr NAME: a device limit as ibv_devinfo -v shows it.
 attr() {
