@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Install (only) the Debian packages cqperf needs to build, test and run the
 # soft-RoCE guest harness. Safe to run repeatedly: installed packages are
 # detected with dpkg-query, and apt-get is not touched when nothing is missing.
@@ -9,6 +10,12 @@ build_pkgs=(gcc make autoconf automake libtool pkg-config libibverbs-dev
 runtime_pkgs=(rdma-core ibverbs-utils rdmacm-utils perftest iproute2 kmod)
 # scripts/cqperf-plot draws sweep results with matplotlib.
 plot_pkgs=(python3-matplotlib)
+# Every JSON document the tests write is validated against
+# doc/cqperf-1.schema.json (tests/schema_check.py).
+schema_pkgs=(python3-jsonschema)
+# scripts/test-packages.sh builds the .deb (lintian checks it) and the
+# .rpm from the make dist tarball.
+package_pkgs=(debhelper dpkg-dev lintian rpm)
 # The fuzz smoke run (tests/fuzz/smoke.sh): libFuzzer lives in
 # libclang-rt-dev, only a Recommends of clang, which
 # --no-install-recommends skips.
@@ -22,7 +29,7 @@ guest_pkgs=(qemu-system-x86 busybox-static cpio)
 cluster_pkgs=(openssh-client openssh-server munge slurmctld slurmd slurm-client)
 
 missing=()
-for p in "${build_pkgs[@]}" "${runtime_pkgs[@]}" "${plot_pkgs[@]}" \
+for p in "${build_pkgs[@]}" "${runtime_pkgs[@]}" "${plot_pkgs[@]}" "${schema_pkgs[@]}" "${package_pkgs[@]}" \
     "${fuzz_pkgs[@]}" "${guest_pkgs[@]}" "${cluster_pkgs[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
     [ "$status" = "install ok installed" ] || missing+=("$p")

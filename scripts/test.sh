@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The test command: install what is missing, build (warnings are errors),
 # run the unit tests and `make distcheck`, build with AddressSanitizer and
 # UBSan, then run the soft-RoCE integration suite (on the host's rxe when
@@ -54,6 +55,10 @@ for t in build/tests/*.trs; do
 done
 
 step distcheck make -C build distcheck
+# The packages, from the tarball distcheck made (scripts/test-packages.sh).
+tarball=$(ls build/cqperf-*.tar.gz 2>/dev/null | head -n 1)
+step package-deb scripts/test-packages.sh deb "$tarball"
+step package-rpm scripts/test-packages.sh rpm "$tarball"
 step asan-build sh -c 'mkdir -p build-asan && cd build-asan &&
 	../configure --enable-werror --enable-sanitizers && make -j'"$(nproc)"
 
