@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Side-by-side RDMA CM connection setup of cm_event_stress and rdma-core's
 # cmtime (rdmacm-utils) on soft-RoCE: the full-connect rate of a storm of
 # connections with QPs, in pairs of runs (one of each tool, which goes

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Side-by-side latency of cq_event_lat, perftest's ib_send_lat and
 # rdma-core's ibv_rc_pingpong (the floor: the least an RC ping-pong loop
 # costs) on soft-RoCE, with equivalent settings: poll mode against

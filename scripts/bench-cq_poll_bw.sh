@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Side-by-side bandwidth of cq_poll_bw and perftest's ib_send_bw (poll mode,
 # and event mode against ib_send_bw -e) on soft-RoCE, with equivalent settings, in pairs of runs (one of each
 # tool, which goes first alternating from pair to pair) so that drift in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Rate accuracy of cq_poll_bw --rate against perftest's software rate
 # limiter (ib_send_bw --rate_limit R --rate_limit_type SW --rate_units p)
 # on soft-RoCE, 64-byte messages, in pairs of runs (one of each tool, the

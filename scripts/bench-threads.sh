@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # What completion threads buy and what sharing a channel costs, on
 # soft-RoCE: cq_poll_bw --threads 2 in event mode, 64 B and 4 KiB, in
 # pairs of runs (the order alternating) so that drift in the TCG guest

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Side-by-side latency of ud_send_lat, perftest's ib_send_lat -c UD and
 # rdma-core's ibv_ud_pingpong (the floor: the least a UD ping-pong loop
 # costs) on soft-RoCE, with equivalent settings (poll mode, and event mode with -e); in groups of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Quick start on a fresh Debian/Ubuntu machine: install the packages, build
 # cqperf if needed, then run a cq_poll_bw server and client on soft-RoCE in
 # each completion mode (poll, event, hybrid) and print the client's tables.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Run a server command and a client command on two soft-RoCE nodes: two
 # throw-away QEMU guests (softroce-guest.sh), joined by a QEMU socket network
 # over UDP on two loopback ports, each with its own NIC (eth0) and its own

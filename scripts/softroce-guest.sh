@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Run a command on soft-RoCE (rdma_rxe) inside a throw-away QEMU guest.
 #
 # Why: the build/test machines run a kernel without RDMA. The guest boots a

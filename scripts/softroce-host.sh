@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Soft-RoCE (rdma_rxe) on the host itself, for kernels that have it.
 #
 # Usage: softroce-host.sh up|down|check

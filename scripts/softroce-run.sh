@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Run a command on soft-RoCE: on the host when its kernel has rdma_rxe (and
 # we can use or create a device), else inside the QEMU guest.
 #

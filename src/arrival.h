@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Open-loop schedules: when each request of a load at a given rate is
  * due, drawn before it is sent, so that a stalled service cannot slow
  * the load down (no coordinated omission: latency counts from here). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The driver every benchmark binary runs: parse options, then as client
  * or server walk the session (negotiate, set up, one step per message
  * size, exchange results, report) and turn failures into exit codes.  A

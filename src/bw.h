@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The sending side of a bandwidth step, shared by the bandwidth mains:
  * keep every QP's send queue full (chains of --post-list, a completion
  * every --signal-every, solicited marks for a receiver armed for them),

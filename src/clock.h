@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The clock every timestamp reads.
  *
  * On x86-64 with an invariant TSC (constant_tsc and nonstop_tsc in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* cm_event_stress's client: each round a connect phase and a disconnect
  * phase, --concurrency connections in flight, each one resolve address,
  * resolve route, CQ and QP (unless --no-qp), connect, --msgs sends. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "cm_ctx.h"
 
 const char *const cm_err_keys[E_N] = {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* cm_event_stress's own state, shared by its client, server and report
  * files: the connections, both sides' tallies, and the bookkeeping every
  * event handler does under the one lock. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "cm_loop.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Taking RDMA CM events, the way --cm-mode says:
  *
  *  block     one blocking rdma_get_cm_event per event;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* cm_event_stress's server: accept, or reject exactly --reject-pct of
  * the requests, checking each request's private data; serve until the
  * client has sent its results or died, then let its last disconnects

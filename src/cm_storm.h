@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Pieces the two sides of cm_event_stress share: the private data every
  * connect, accept and reject carries (a sequence number, its true length
  * and a checksum, since the delivered length is padded by the transport),

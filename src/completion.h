@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The completion engine: how a thread learns that work finished.
  *
  *  poll   ibv_poll_cq in a loop, poll_batch entries per call;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Where the CPU of a measured phase went: the benchmark thread (user and
  * system apart), the whole process, and the machine (busy, interrupt and
  * softirq time from /proc/stat), with the busy time nobody here explains

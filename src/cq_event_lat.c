@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* cq_event_lat: RC ping-pong latency when each side waits for its
  * completions by polling, by completion events or by a hybrid, and what
  * each strategy costs in CPU and wakeups. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* cq_poll_bw: RC SEND bandwidth and message rate from client to server,
  * with each side reaping completions in poll, event or hybrid mode. */
 #include <inttypes.h>

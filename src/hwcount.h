@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A port's hardware counters (sysfs hw_counters: rxe's packet and error
  * counts, mlx5's out_of_buffer and rnr_nak_retry_err...), read around each
  * step so that a collapse in throughput comes with its explanation.  They

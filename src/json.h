@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A minimal streaming JSON writer: correct escaping, commas and nesting,
  * numbers as numbers (non-finite doubles become null). */
 #ifndef CQP_JSON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* "key=value\n" text records: the payload format of out-of-band messages.
  *
  * Text keeps the wire debuggable and lets either side add keys without a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* What the benchmark mains share once traffic runs: recording latency
  * samples into a row, filling a bandwidth row, and the load projection
  * that latency binaries derive from their event-mode cost. */

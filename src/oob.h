@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The TCP out-of-band channel between client and server.
  *
  * Frame: 12-byte header in network byte order -- magic "CQPF" (u32),

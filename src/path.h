@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The local port against the peer's: open the device, check what this
  * tool needs of it, tell the peer our port facts and agree with it on the
  * path MTU and on GRH or LID addressing.  Shared by the RC and UD setups. */

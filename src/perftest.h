@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* What perftest would do: the settings in which a run differs from the
  * defaults of the perftest test users compare it with (inline size and
  * signaling, where perftest 4.5 and 6.x agree), for a one-line hint

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Timestamps, latency statistics and bandwidth metering. */
 #ifndef CQP_STATS_H
 #define CQP_STATS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Which completion mode at which load: from the rows of an open-loop
  * sweep in every mode (--rates with --compare-modes), the cheapest
  * server whose tail latency is as good as the best, rate by rate. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The UD path through RDMA CM (RDMA_PS_UDP): the client resolves the
  * server's address and route and sends a SIDR request per QP carrying its
  * own endpoint; the server answers with the QP number of its QP of the

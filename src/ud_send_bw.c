@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ud_send_bw: UD SEND bandwidth and message rate from client to server,
  * and what arrived of it: UD drops rather than retries, so the server
  * counts every datagram and says whether a loss came from its receive

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ud_send_lat: UD ping-pong latency in each completion mode.  A datagram
  * may vanish, so every exchange has a deadline (--retry-us): a ping or
  * pong lost on the way is retried with a fresh sequence number and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A watchdog that interrupts a thread blocked past its deadline.
  *
  * A blocking ibv_get_cq_event costs one system call per wakeup, which is

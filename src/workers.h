@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* --threads: a step of a threaded tool run on T threads at once, each on
  * its own engine and group of QPs, and the merge of what they measured
  * into the step's one row and one side's cost. */

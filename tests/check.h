@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A tiny assertion kit for the unit tests: each failed CHECK prints where
  * and what, and the test exits non-zero through check_done(). */
 #ifndef CQP_TEST_CHECK_H

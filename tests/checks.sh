@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Check helpers of the shell test suites (sourced, not run): one line per
 # check, "ok - what" or "not ok - what", counted in CHECKS_PASSED and
 # CHECKS_FAILED, and JSON assertions over a cqperf document.

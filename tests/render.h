@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Renders a report into a string, for the report tests. */
 #ifndef CQP_TEST_RENDER_H
 #define CQP_TEST_RENDER_H

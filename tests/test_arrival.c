@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The open-loop schedules: exact fixed gaps, Poisson gaps of the right
  * mean and spread, bursts on their grid, no drift and no going back. */
 #include <math.h>

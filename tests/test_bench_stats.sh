@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The statistics of the side-by-side benchmarks (scripts/bench-lib.sh's
 # bench_py, through each scripts/bench-*.sh --report TSV) against
 # hand-made runs.tsv files: ours clearly faster is "ahead" with an

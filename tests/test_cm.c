@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* cm_event_stress pieces that need no device: the private data format
  * (every length, every corruption caught), per event type rows and their
  * exchange, and how event rows and the run summary render. */

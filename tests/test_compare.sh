@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/cqperf-compare against hand-written cqperf/1 documents (one run
 # each of cq_poll_bw, cq_event_lat --compare-modes, ud_send_bw, ud_send_lat
 # and cm_event_stress): identical runs and noise within the limits pass, a

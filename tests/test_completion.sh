@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # The bash completion script generated from the option table
 # ($top_builddir/cqperf.bash, made by tools/gen-completion) must complete,
 # for every binary, exactly the options its --help lists: each long and

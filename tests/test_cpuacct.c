@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Cost accounting and the clock: the parsers against known text, the
  * figures against what this test itself burns, the TSC against
  * CLOCK_MONOTONIC. */

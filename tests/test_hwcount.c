@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Port counters: a directory laid out like sysfs hw_counters, the delta
  * between two reads, and the trip through a results record. */
 #include <stdio.h>

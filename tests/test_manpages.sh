@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Every option a tool accepts must be documented: as --name (plain, or
 # roff-escaped as \-\-name, inner hyphens escaped or not) in the tool's
 # own page man/<tool>.1 or in the shared page man/cqperf.7.  Tools that

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # cqperf-plot on an open-loop sweep (no device needed): the load chart
 # is drawn from the rows with an offered rate, and those rows stay out
 # of the charts against the message size.  Skips (77) without a backend.

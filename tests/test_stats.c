@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stats: exact percentiles, the histogram's error bound, the bw meter. */
 #include "check.h"
 #include "stats.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The strategy map: the cheapest server within the p99 slack, per size
  * and rate; points in one mode, closed-loop rows and rows without the
  * server's cost choose nothing. */

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/cqperf-sweep --slurm with stand-ins for srun, scontrol and the
 # tool, for what the real two-node cluster of tests/twonode/launchers.sh
 # cannot show: an allocation of three nodes (only the first two are used),

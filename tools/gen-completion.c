@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Prints the bash completion script of every cqperf binary, generated
  * from the option table (src/options.c), so that completion cannot drift
  * from what the parser accepts.  The build runs it into cqperf.bash:

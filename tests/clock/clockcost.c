@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* What one timestamp costs with each --clock source: "tsc NS monotonic
  * NS", nanoseconds per cqp_now_ns() over 100000 reads.  A clocksource
  * the kernel reads by trapping (the HPET in a TCG guest) costs

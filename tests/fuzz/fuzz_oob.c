@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* libFuzzer target for what a peer controls: the frame header, the kv
  * payload, and the test parameters a server adopts from a client.  Not
  * part of `make check`; tests/fuzz/smoke.sh builds and runs it briefly,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* libFuzzer target for the command-line parser.  Not part of `make check`;
  * tests/fuzz/smoke.sh builds and runs it briefly, or by hand:
  *

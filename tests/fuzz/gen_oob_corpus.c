@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Writes the seed corpus of fuzz_oob: frames as the project's own writers
  * build them (header encoder, kv writer, parameter encoder), so seeds
  * stay valid when the format changes.  Not built by `make`; by hand:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Builds the libFuzzer targets with clang (ASan and UBSan, any finding
 # fatal) and runs each briefly from a copy of its seed corpus, so the
 # repository's corpus stays as committed.  Any crash, leak, sanitizer

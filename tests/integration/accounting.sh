@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Cost accounting (cqperf(7) CPU ACCOUNTING): every key in every traffic
 # binary's JSON and CSV, the thread's split against its total, the
 # process against /proc/PID/stat read from outside, the kernel's share of

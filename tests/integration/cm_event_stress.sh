@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # cm_event_stress on soft-RoCE (RDMA CM needs the veth, not lo): 1000
 # connections in every --cm-mode, with and without QPs, 30 % rejected:
 # every count adds up, private data is checked on both sides (a mismatch

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # cq_event_lat: every completion mode and engine option completes and
 # reports sane latency; solicited arming, batched acks, non-blocking
 # channels, idle cost, mode comparison, histograms and projections.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # cq_poll_bw -a: one row per power of two from 2 B to 8 MiB, in order,
 # every row with traffic, in JSON and in the human table.
 . "$(dirname "$0")/lib.sh"

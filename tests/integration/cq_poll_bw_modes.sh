@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # cq_poll_bw in every completion mode at 64 B, 4 KiB and 64 KiB against
 # one persistent server: valid JSON, bandwidth > 0, both sides' costs,
 # wakeups only where the mode sleeps, and event mode cheaper than poll.

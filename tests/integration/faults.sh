@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Faults, for every binary, beyond what each binary's own script checks:
 # a peer SIGKILLed or SIGSTOPped mid-run, nobody listening, SIGINT.  The
 # side left behind ends with exit 1 and a message within its --timeout,

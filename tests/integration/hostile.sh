@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Hostile and broken clients against a --persistent server of every binary:
 # random bytes, a wrong magic, huge announced lengths, a frame cut short, a
 # valid session in one-byte writes, a client that never speaks and one that

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # cq_event_lat --rate: an open loop that keeps its schedule (achieved
 # rate, arrival spread, bursts), times each request from when it was due
 # (a stalled server shows, as ping-pong cannot show it), and what the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Runs every soft-RoCE integration test and prints their checks and a
 # summary line "N passed, N failed, N skipped".
 #   tests/integration/run.sh BIN_DIR [TEST...]

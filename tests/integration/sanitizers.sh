@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Every binary under AddressSanitizer + UBSan (a build configured with
 # --enable-sanitizers, in $CQPERF_ASAN_BIN) in every mode, and under
 # valgrind memcheck; any report fails the check.

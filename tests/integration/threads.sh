@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # --threads (cq_poll_bw, cq_event_lat, ud_send_bw): T = 2 in every mode,
 # each thread on its own engine and channel, their counts adding up to the row's; --rate split
 # over them; --shared-channel loses nothing and moves work between the

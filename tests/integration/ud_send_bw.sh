@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # ud_send_bw on soft-RoCE: sizes 64 B to the MTU in every completion mode,
 # -a stopping at the MTU, the MTU and inline limits, --verify, -q with and
 # without --srq, --rdma-cm, --mcast, and loss accounting that matches the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # ud_send_lat on soft-RoCE: every completion mode at 64 B and at the MTU,
 # -a stopping at the MTU, --verify with -q and --srq, --rdma-cm, and the
 # retry path: with every tenth ping dropped by the server the run still

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The regression gate as users run it (scripts/cqperf-regress against the
 # committed ci/baseline), then proof that it would catch a regression:
 # figures planted into this very measurement must fail it.

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A real ssh server and a real two-node Slurm cluster on the two soft-RoCE
 # guests of tests/twonode/launchers.sh.  Sourced; nothing here touches the
 # host's own configuration: the host makes the keys and the configuration

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # cqperf-sweep's launchers for real, across two soft-RoCE nodes (the QEMU
 # guests of scripts/softroce-2node.sh, booted once for all of it):
 #   --server-ssh  against a real sshd on the server node (a host key and a

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The host side shared by the two-node suites (tests/twonode/*.sh): what
 # they need to boot, where the guests' files go, the boot itself, and the
 # checks of which node a document came from.  Sourced after checks.sh,

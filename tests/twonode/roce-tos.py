@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Counts the RoCE v2 packets (IPv4, UDP port 4791) seen on an interface
 until SIGTERM (or SECONDS), by IP TOS byte: one "TOS COUNT" line each.
 "ready" goes to stderr once it listens.

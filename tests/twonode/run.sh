@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Every binary across two soft-RoCE nodes: the server in one QEMU guest, the
 # client in another (scripts/softroce-2node.sh), each guest with its own
 # rxe0 on its own NIC.  Run on the host, not in a guest: it boots the guests
