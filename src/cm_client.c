@@ -15,7 +15,7 @@ static int start_resolve(struct ctx *c, struct conn *k)
 				strerror(errno));
 	cm_bump(c, &c->ids_created);
 	k->t_call = cqp_now_ns();
-	if (rdma_resolve_addr(k->id, NULL, (struct sockaddr *)&c->dst,
+	if (rdma_resolve_addr(k->id, NULL, (struct sockaddr *)&c->cl.dst,
 			      (int)c->p->cm_timeout_ms))
 		return cqp_fail(CQP_E_NET, "rdma_resolve_addr: %s",
 				strerror(errno));
@@ -28,22 +28,22 @@ static int start_next(struct ctx *c)
 	struct conn *k = NULL;
 
 	pthread_mutex_lock(&c->mu);
-	while (c->next < c->n) {
-		k = &c->conns[c->next++];
-		if (c->phase == PH_CONNECT || k->established)
+	while (c->cl.next < c->cl.n) {
+		k = &c->cl.conns[c->cl.next++];
+		if (c->cl.phase == PH_CONNECT || k->established)
 			break;
-		c->finished++; /* nothing to tear down */
+		c->cl.finished++; /* nothing to tear down */
 		k = NULL;
 	}
-	if (k && c->phase == PH_CONNECT) {
+	if (k && c->cl.phase == PH_CONNECT) {
 		memset(k, 0, sizeof(*k));
-		k->seq = c->seq++;
-		c->attempts++;
+		k->seq = c->cl.seq++;
+		c->cl.attempts++;
 	}
 	pthread_mutex_unlock(&c->mu);
 	if (!k)
 		return 0;
-	if (c->phase == PH_CONNECT)
+	if (c->cl.phase == PH_CONNECT)
 		return start_resolve(c, k);
 	k->t_call = cqp_now_ns();
 	if (rdma_disconnect(k->id))
@@ -58,7 +58,7 @@ static int finish(struct ctx *c, uint64_t *outcome)
 	pthread_mutex_lock(&c->mu);
 	if (outcome)
 		(*outcome)++;
-	c->finished++;
+	c->cl.finished++;
 	pthread_mutex_unlock(&c->mu);
 	return start_next(c);
 }
@@ -96,10 +96,10 @@ static int resolve_failed(struct ctx *c, struct conn *k, enum err e)
 	cm_destroy_conn(c, k);
 	if (k->tries < c->p->retries) {
 		k->tries++;
-		cm_bump(c, &c->retries);
+		cm_bump(c, &c->cl.retries);
 		return start_resolve(c, k);
 	}
-	return finish(c, &c->failed);
+	return finish(c, &c->cl.failed);
 }
 
 static int on_established(struct ctx *c, struct conn *k,
@@ -116,14 +116,14 @@ static int on_established(struct ctx *c, struct conn *k,
 				      (int)c->p->timeout_s * 1000);
 		if (rc == 0) {
 			pthread_mutex_lock(&c->mu);
-			c->msgs_sent += c->p->msgs;
+			c->cl.msgs_sent += c->p->msgs;
 			pthread_mutex_unlock(&c->mu);
 		}
 	}
 	if (rc < 0)
 		return rc;
 	k->established = true;
-	return finish(c, &c->established);
+	return finish(c, &c->cl.established);
 }
 
 static int on_rejected(struct ctx *c, struct conn *k,
@@ -139,11 +139,11 @@ static int on_rejected(struct ctx *c, struct conn *k,
 			return cqp_fail(CQP_E_PROTO,
 					"connection %u was rejected as %u",
 					k->seq, seq);
-		return finish(c, &c->rejected);
+		return finish(c, &c->cl.rejected);
 	}
 	cqp_errclear();
 	cm_bump(c, &c->errors[E_REJECT]);
-	return finish(c, &c->failed);
+	return finish(c, &c->cl.failed);
 }
 
 int cm_client_event(void *arg, const struct cqp_cm_ev *ev)
@@ -182,9 +182,9 @@ int cm_client_event(void *arg, const struct cqp_cm_ev *ev)
 					  ? E_UNREACH
 					  : E_CONNECT]);
 		cm_destroy_conn(c, k);
-		return finish(c, &c->failed);
+		return finish(c, &c->cl.failed);
 	case RDMA_CM_EVENT_DISCONNECTED:
-		if (c->phase != PH_DISCONNECT || !k->established) {
+		if (c->cl.phase != PH_DISCONNECT || !k->established) {
 			uint16_t type;
 			/* A server that died closed its channel too: say so. */
 			int r = cqp_oob_peek(&c->run->s->oob, &type);
@@ -197,7 +197,7 @@ int cm_client_event(void *arg, const struct cqp_cm_ev *ev)
 		}
 		k->established = false;
 		cm_destroy_conn(c, k);
-		return finish(c, &c->disconnected);
+		return finish(c, &c->cl.disconnected);
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 		return 0;
 	default:
@@ -212,7 +212,7 @@ static bool phase_done(void *arg)
 	bool done;
 
 	pthread_mutex_lock(&c->mu);
-	done = c->finished == c->n;
+	done = c->cl.finished == c->cl.n;
 	pthread_mutex_unlock(&c->mu);
 	return done;
 }
@@ -225,9 +225,9 @@ int cm_run_phase(struct ctx *c, enum phase ph, double *seconds)
 	bool quiet;
 	int rc = 0;
 
-	c->phase = ph;
-	c->next = 0;
-	c->finished = 0;
+	c->cl.phase = ph;
+	c->cl.next = 0;
+	c->cl.finished = 0;
 	for (unsigned i = 0; i < c->p->concurrency && rc == 0; i++)
 		rc = start_next(c);
 	while (rc == 0 && !phase_done(c)) {
@@ -242,7 +242,7 @@ int cm_run_phase(struct ctx *c, enum phase ph, double *seconds)
 			rc = cqp_fail(CQP_E_TIMEOUT,
 				      "no RDMA CM event for %u s (%u of %u "
 				      "connections through)",
-				      c->p->timeout_s, c->finished, c->n);
+				      c->p->timeout_s, c->cl.finished, c->cl.n);
 	}
 	*seconds += (double)(cqp_now_ns() - t0) / 1e9;
 	return rc;

@@ -32,7 +32,28 @@ struct conn {
 	struct conn *prev, *next; /* server: the live list */
 };
 
-/* Both sides' state: one struct, each side uses its part. */
+/* The client's part: its connections and what became of them. */
+struct cm_client {
+	struct sockaddr_storage dst;
+	struct conn *conns;
+	unsigned n, next, finished;
+	enum phase phase;
+	uint32_t seq;
+	uint64_t attempts, established, rejected, failed, disconnected;
+	uint64_t retries, msgs_sent;
+};
+
+/* The server's part: the listener, the live connections, its tallies. */
+struct cm_server {
+	struct rdma_cm_id *listen;
+	uint64_t requests, accepted, rejected, established, disconnected;
+	uint64_t live;
+	struct conn *live_list;
+	uint64_t oob_checked;
+	bool spoke; /* the client sent its results, or died */
+};
+
+/* Both sides' state: what both keep, then the side's own part. */
 struct ctx {
 	struct cqp_run *run;
 	const struct cqp_params *p;
@@ -43,21 +64,8 @@ struct ctx {
 	struct cqp_cm_stats st;
 	uint64_t errors[E_N];
 	uint64_t ids_created, ids_destroyed;
-	/* client */
-	struct sockaddr_storage dst;
-	struct conn *conns;
-	unsigned n, next, finished;
-	enum phase phase;
-	uint32_t seq;
-	uint64_t attempts, established, rejected, failed, disconnected;
-	uint64_t retries, msgs_sent;
-	/* server */
-	struct rdma_cm_id *listen;
-	uint64_t requests, accepted, srejected, sestablished, sdisconnected;
-	uint64_t live;
-	struct conn *live_list;
-	uint64_t oob_checked;
-	bool spoke; /* the client sent its results, or died */
+	struct cm_client cl;
+	struct cm_server sv;
 };
 
 /* Bookkeeping under c->mu. */

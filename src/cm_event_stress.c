@@ -51,11 +51,11 @@ static int setup(struct cqp_run *run, void *arg)
 		if ((rc = getaddrinfo(dst, port, &hints, &res)))
 			return cqp_fail(CQP_E_NET, "cannot resolve '%s': %s",
 					dst, gai_strerror(rc));
-		memcpy(&c->dst, res->ai_addr, res->ai_addrlen);
+		memcpy(&c->cl.dst, res->ai_addr, res->ai_addrlen);
 		freeaddrinfo(res);
-		c->n = p->connections;
-		c->conns = calloc(c->n, sizeof(*c->conns));
-		if (!c->conns)
+		c->cl.n = p->connections;
+		c->cl.conns = calloc(c->cl.n, sizeof(*c->cl.conns));
+		if (!c->cl.conns)
 			return cqp_fail(CQP_E_NOMEM, "out of memory");
 		/* The server listens before the first connect. */
 		return cqp_oob_barrier(&run->s->oob, "cm-listening");
@@ -64,11 +64,12 @@ static int setup(struct cqp_run *run, void *arg)
 		struct sockaddr_in6 any = {.sin6_family = AF_INET6,
 					   .sin6_port = htons(p->port)};
 
-		if (rdma_create_id(c->loop.ch, &c->listen, NULL, RDMA_PS_TCP))
+		if (rdma_create_id(c->loop.ch, &c->sv.listen, NULL,
+				   RDMA_PS_TCP))
 			return cqp_fail(CQP_E_DEVICE, "rdma_create_id: %s",
 					strerror(errno));
-		if (rdma_bind_addr(c->listen, (struct sockaddr *)&any) ||
-		    rdma_listen(c->listen, 1024))
+		if (rdma_bind_addr(c->sv.listen, (struct sockaddr *)&any) ||
+		    rdma_listen(c->sv.listen, 1024))
 			return cqp_fail(CQP_E_NET,
 					"listening for RDMA CM on port %u: %s",
 					p->port, strerror(errno));
@@ -83,17 +84,18 @@ static void teardown(struct cqp_run *run, void *arg)
 	(void)run;
 	/* Ids before their channel: a client that died, or a run that
 	 * failed, leaves connections behind. */
-	for (unsigned i = 0; c->conns && i < c->n; i++)
-		if (c->conns[i].id)
-			cqp_cm_conn_destroy(c->conns[i].id, c->conns[i].cq);
-	while (c->live_list)
-		cm_server_drop(c, c->live_list);
-	if (c->listen)
-		rdma_destroy_id(c->listen);
+	for (unsigned i = 0; c->cl.conns && i < c->cl.n; i++)
+		if (c->cl.conns[i].id)
+			cqp_cm_conn_destroy(c->cl.conns[i].id,
+					    c->cl.conns[i].cq);
+	while (c->sv.live_list)
+		cm_server_drop(c, c->sv.live_list);
+	if (c->sv.listen)
+		rdma_destroy_id(c->sv.listen);
 	if (c->loop_made)
 		cqp_cm_loop_destroy(&c->loop);
 	cqp_cm_verbs_free(&c->verbs);
-	free(c->conns);
+	free(c->cl.conns);
 	if (c->p)
 		pthread_mutex_destroy(&c->mu);
 }
@@ -135,15 +137,15 @@ static unsigned tallies(const struct ctx *c, double *v)
 	const double client[] = {
 	    l->events,	      l->acked,		  c->ids_created,
 	    c->ids_destroyed, l->copy_ns / acked, l->ack_ns / acked,
-	    c->attempts,      c->established,	  c->rejected,
-	    c->failed,	      c->disconnected,	  c->retries,
-	    c->msgs_sent,
+	    c->cl.attempts,   c->cl.established,  c->cl.rejected,
+	    c->cl.failed,     c->cl.disconnected, c->cl.retries,
+	    c->cl.msgs_sent,
 	};
 	const double server[] = {
-	    l->events,	      l->acked,		  c->ids_created,
-	    c->ids_destroyed, l->copy_ns / acked, l->ack_ns / acked,
-	    c->requests,      c->accepted,	  c->srejected,
-	    c->sestablished,  c->sdisconnected,	  c->live,
+	    l->events,	       l->acked,	   c->ids_created,
+	    c->ids_destroyed,  l->copy_ns / acked, l->ack_ns / acked,
+	    c->sv.requests,    c->sv.accepted,	   c->sv.rejected,
+	    c->sv.established, c->sv.disconnected, c->sv.live,
 	};
 	bool cl = c->run->is_client;
 	unsigned n = cl ? N_CLIENT_KEYS : N_SERVER_KEYS;
@@ -163,9 +165,9 @@ static void rates(const struct ctx *c, const double secs[2], double *v)
 {
 	double all = secs[0] + secs[1];
 
-	v[0] = (double)c->established;
-	v[1] = secs[0] > 0 ? (double)c->established / secs[0] : 0;
-	v[2] = secs[1] > 0 ? (double)c->disconnected / secs[1] : 0;
+	v[0] = (double)c->cl.established;
+	v[1] = secs[0] > 0 ? (double)c->cl.established / secs[0] : 0;
+	v[2] = secs[1] > 0 ? (double)c->cl.disconnected / secs[1] : 0;
 	v[3] = all > 0 ? (double)c->loop.events / all : 0;
 }
 

@@ -25,7 +25,7 @@ static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 	uint64_t idx;
 	int rc = cqp_pd_check(ev->pdata, ev->pdata_len, CQP_PD_REQ, &seq);
 
-	if (c->spoke) {
+	if (c->sv.spoke) {
 		/* Queued before a client died: not worth a QP any more. */
 		rdma_reject(ev->id, NULL, 0);
 		rdma_destroy_id(ev->id);
@@ -33,7 +33,7 @@ static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 		return 0;
 	}
 	pthread_mutex_lock(&c->mu);
-	idx = c->requests++;
+	idx = c->sv.requests++;
 	c->ids_created++; /* RDMA CM made the request's id */
 	pthread_mutex_unlock(&c->mu);
 	if (rc < 0)
@@ -49,7 +49,7 @@ static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 		rc = rdma_reject(ev->id, pd, len);
 		cqp_cm_conn_destroy(ev->id, NULL);
 		cm_bump(c, &c->ids_destroyed);
-		cm_bump(c, &c->srejected);
+		cm_bump(c, &c->sv.rejected);
 		return rc ? cqp_fail(CQP_E_NET, "rdma_reject: %s",
 				     strerror(errno))
 			  : 0;
@@ -61,11 +61,11 @@ static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 	k->seq = seq;
 	ev->id->context = k;
 	pthread_mutex_lock(&c->mu);
-	c->live++;
-	k->next = c->live_list;
+	c->sv.live++;
+	k->next = c->sv.live_list;
 	if (k->next)
 		k->next->prev = k;
-	c->live_list = k;
+	c->sv.live_list = k;
 	pthread_mutex_unlock(&c->mu);
 	if (!c->p->no_qp &&
 	    (rc = cqp_cm_qp_create(&c->verbs, &c->mu, ev->id, c->p->msgs, true,
@@ -77,7 +77,7 @@ static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 	cm_count_lat(c, ev->type, k->t_call - ev->t_ns);
 	if (rdma_accept(ev->id, &cp))
 		return cqp_fail(CQP_E_NET, "rdma_accept: %s", strerror(errno));
-	cm_bump(c, &c->accepted);
+	cm_bump(c, &c->sv.accepted);
 	return 0;
 }
 
@@ -85,11 +85,11 @@ void cm_server_drop(struct ctx *c, struct conn *k)
 {
 	cm_destroy_conn(c, k);
 	pthread_mutex_lock(&c->mu);
-	c->live--;
+	c->sv.live--;
 	if (k->prev)
 		k->prev->next = k->next;
 	else
-		c->live_list = k->next;
+		c->sv.live_list = k->next;
 	if (k->next)
 		k->next->prev = k->prev;
 	pthread_mutex_unlock(&c->mu);
@@ -107,11 +107,11 @@ int cm_server_event(void *arg, const struct cqp_cm_ev *ev)
 	case RDMA_CM_EVENT_ESTABLISHED:
 		cm_count(c, ev, k->t_call);
 		k->established = true;
-		cm_bump(c, &c->sestablished);
+		cm_bump(c, &c->sv.established);
 		return 0;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		cm_count(c, ev, 0);
-		cm_bump(c, &c->sdisconnected);
+		cm_bump(c, &c->sv.disconnected);
 		cm_server_drop(c, k);
 		return 0;
 	case RDMA_CM_EVENT_UNREACHABLE:
@@ -136,11 +136,11 @@ static bool client_spoke(void *arg)
 	struct ctx *c = arg;
 	uint64_t now = cqp_now_ns();
 
-	if (c->spoke || now - c->oob_checked < 50000000)
-		return c->spoke;
-	c->oob_checked = now;
-	c->spoke = cqp_oob_pending(&c->run->s->oob);
-	return c->spoke;
+	if (c->sv.spoke || now - c->sv.oob_checked < 50000000)
+		return c->sv.spoke;
+	c->sv.oob_checked = now;
+	c->sv.spoke = cqp_oob_pending(&c->run->s->oob);
+	return c->sv.spoke;
 }
 
 static bool none_live(void *arg)
@@ -149,7 +149,7 @@ static bool none_live(void *arg)
 	bool done;
 
 	pthread_mutex_lock(&c->mu);
-	done = c->live == 0;
+	done = c->sv.live == 0;
 	pthread_mutex_unlock(&c->mu);
 	return done;
 }

@@ -212,32 +212,22 @@ static int run_client(struct cqp_run *run, struct lat_thread *c, uint64_t size,
 		      struct cqp_row *row, struct cqp_cost *mine)
 {
 	const struct cqp_params *p = run->p;
-	uint64_t end_ns = 0;
+	struct cqp_lat_loop l;
 	int ret;
 
 	cqp_lat_rec_begin(&c->rec, p, size, cqp_cq_mode_name(c->comp->cfg.mode),
 			  0);
-	for (uint64_t i = 0;; i++) {
-		bool first = i == p->warmup;
-		bool last;
+	for (cqp_lat_loop_init(&l, p, c->comp);; l.i++) {
 		uint64_t t0, t1;
 
-		if (first) {
-			cqp_comp_begin(c->comp);
-			if (p->duration_s)
-				end_ns =
-				    cqp_now_ns() +
-				    (uint64_t)p->duration_s * 1000000000ull;
-		}
-		last = p->duration_s ? i >= p->warmup && cqp_now_ns() >= end_ns
-				     : i + 1 == p->warmup + p->iters;
+		cqp_lat_loop_next(&l);
 		if ((ret = make_room(c, p->tx_depth)) < 0)
 			return ret;
 		t0 = cqp_now_ns();
 		ret = post_msg(c, size,
-			       last    ? CQP_IMM_END
-			       : first ? CQP_IMM_MEASURE
-				       : 0);
+			       l.last	 ? CQP_IMM_END
+			       : l.first ? CQP_IMM_MEASURE
+					 : 0);
 		/* Ping-pong: the pong is the one message pending; room to
 		 * send is make_room's business, off the timed path. */
 		if (ret == 0)
@@ -248,9 +238,9 @@ static int run_client(struct cqp_run *run, struct lat_thread *c, uint64_t size,
 		next_request(c);
 		if ((ret = cqp_rc_post_recvs(c->rc, c->qp, 1)) < 0)
 			return ret;
-		if (i >= p->warmup)
+		if (l.measured)
 			cqp_lat_rec_add(&c->rec, t0, t1);
-		if (last)
+		if (l.last)
 			break;
 	}
 	/* Retire every send, so the next phase starts from a quiet CQ. */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
+#include "completion.h"
 #include "error.h"
 #include "strategy.h"
 
@@ -360,4 +362,26 @@ void cqp_bw_annotate(const struct cqp_run *run, struct cqp_report *r)
 	pc->measured_wakeups_per_s =
 	    (double)row->server.wakeups / row->server.seconds;
 	pc->measured_cpu_pct = row->server.cpu_pct;
+}
+
+void cqp_lat_loop_init(struct cqp_lat_loop *l, const struct cqp_params *p,
+		       struct cqp_comp *comp)
+{
+	*l = (struct cqp_lat_loop){.p = p, .comp = comp};
+}
+
+void cqp_lat_loop_next(struct cqp_lat_loop *l)
+{
+	const struct cqp_params *p = l->p;
+
+	l->first = l->i == p->warmup;
+	l->measured = l->i >= p->warmup;
+	if (l->first) {
+		cqp_comp_begin(l->comp);
+		if (p->duration_s)
+			l->end_ns = cqp_now_ns() +
+				    (uint64_t)p->duration_s * 1000000000ull;
+	}
+	l->last = p->duration_s ? l->measured && cqp_now_ns() >= l->end_ns
+				: l->i + 1 == p->warmup + p->iters;
 }

@@ -63,6 +63,24 @@ int cqp_lat_rec_merge(struct cqp_lat_rec *into, const struct cqp_lat_rec *from);
 int cqp_lat_rec_finish(struct cqp_lat_rec *r, const struct cqp_params *p,
 		       struct cqp_row *row);
 
+/* A closed-loop latency client's schedule: --warmup exchanges, then
+ * --iters measured ones or as many as --duration allows.  Before each
+ * exchange, cqp_lat_loop_next says whether it is the first measured one
+ * (the engine's counters start then: cqp_comp_begin), whether it is
+ * measured, and whether it is the last. */
+struct cqp_comp;
+struct cqp_lat_loop {
+	const struct cqp_params *p;
+	struct cqp_comp *comp;
+	uint64_t i;	 /* this exchange, from 0 */
+	uint64_t end_ns; /* --duration: the measured phase's end */
+	bool first, measured, last;
+};
+void cqp_lat_loop_init(struct cqp_lat_loop *l, const struct cqp_params *p,
+		       struct cqp_comp *comp);
+/* Exchange l->i is next: sets first, measured and last. */
+void cqp_lat_loop_next(struct cqp_lat_loop *l);
+
 /* The longest an open loop's sender waits for a reply before it looks at
  * its deadline and its peer again. */
 #define CQP_OL_SLICE_NS (10ull * 1000 * 1000)

@@ -19,7 +19,6 @@
 #include "kv.h"
 #include "version.h"
 
-
 #define RDMA_TOOLS                                                             \
 	(CQP_TOOL_CQ_POLL_BW | CQP_TOOL_CQ_EVENT_LAT | CQP_TOOL_UD_SEND_BW |   \
 	 CQP_TOOL_UD_SEND_LAT)

@@ -14,7 +14,6 @@
 #include "json.h"
 #include "version.h"
 
-
 /* ---- JSON ---- */
 
 static void json_hw(struct cqp_json *j, const struct cqp_hw_counters *hw)

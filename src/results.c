@@ -59,47 +59,52 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
+/* A row's delivery counters, each sent when the bool at `has` is set. */
+static const struct delivery_field {
+	const char *key;
+	size_t off, has;
+} delivery_fields[] = {
+    {"sent", offsetof(struct cqp_row, sent),
+     offsetof(struct cqp_row, has_delivery)},
+    {"fanout", offsetof(struct cqp_row, fanout),
+     offsetof(struct cqp_row, has_delivery)},
+    {"received", offsetof(struct cqp_row, received),
+     offsetof(struct cqp_row, has_delivery)},
+    {"rx_dry", offsetof(struct cqp_row, rx_dry),
+     offsetof(struct cqp_row, has_delivery)},
+    {"lost", offsetof(struct cqp_row, lost),
+     offsetof(struct cqp_row, has_lost)},
+};
+#define N_DELIVERY_FIELDS (sizeof(delivery_fields) / sizeof(delivery_fields[0]))
+
 void cqp_delivery_encode(const struct cqp_row *row, struct cqp_kv_writer *w)
 {
-	if (row->has_delivery) {
-		cqp_kv_add_u64(w, "sent", row->sent);
-		cqp_kv_add_u64(w, "fanout", row->fanout);
-		cqp_kv_add_u64(w, "received", row->received);
-		cqp_kv_add_u64(w, "rx_dry", row->rx_dry);
+	for (size_t i = 0; i < N_DELIVERY_FIELDS; i++) {
+		const struct delivery_field *f = &delivery_fields[i];
+
+		if (*(const bool *)((const char *)row + f->has))
+			cqp_kv_add_u64(
+			    w, f->key,
+			    *(const uint64_t *)((const char *)row + f->off));
 	}
-	if (row->has_lost)
-		cqp_kv_add_u64(w, "lost", row->lost);
 }
 
 /* The client knows what it sent, the server what arrived: each side
  * leaves the other's figures at zero, so the larger one is the truth. */
 int cqp_delivery_decode(struct cqp_row *row, const char *text, size_t len)
 {
-	static const struct {
-		const char *key;
-		size_t off;
-	} keys[] = {
-	    {"sent", offsetof(struct cqp_row, sent)},
-	    {"fanout", offsetof(struct cqp_row, fanout)},
-	    {"received", offsetof(struct cqp_row, received)},
-	    {"rx_dry", offsetof(struct cqp_row, rx_dry)},
-	    {"lost", offsetof(struct cqp_row, lost)},
-	};
-
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		uint64_t *f = (uint64_t *)((char *)row + keys[i].off);
+	for (size_t i = 0; i < N_DELIVERY_FIELDS; i++) {
+		const struct delivery_field *f = &delivery_fields[i];
+		uint64_t *dst = (uint64_t *)((char *)row + f->off);
 		uint64_t v;
 
-		if (!kv_has(text, len, keys[i].key))
+		if (!kv_has(text, len, f->key))
 			continue;
-		if (cqp_kv_get_u64(text, len, keys[i].key, &v) < 0)
+		if (cqp_kv_get_u64(text, len, f->key, &v) < 0)
 			return cqp_fail(CQP_E_PROTO, "bad '%s' in results",
-					keys[i].key);
-		*f = max_u64(*f, v);
-		if (i == 4)
-			row->has_lost = true;
-		else
-			row->has_delivery = true;
+					f->key);
+		*dst = max_u64(*dst, v);
+		*(bool *)((char *)row + f->has) = true;
 	}
 	return 0;
 }

@@ -12,7 +12,6 @@
 #include "verbs.h"
 #include "version.h"
 
-
 static int init(struct cqp_session *s, struct cqp_params *p, enum cqp_tool tool,
 		bool is_client)
 {

@@ -297,35 +297,28 @@ static int run_client(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		      struct cqp_row *row, struct cqp_cost *mine)
 {
 	const struct cqp_params *p = run->p;
-	uint64_t end_ns = 0, lost = 0, warm_lost = 0;
+	uint64_t lost = 0, warm_lost = 0;
+	struct cqp_lat_loop l;
 	int rc;
 
 	cqp_lat_rec_begin(&c->rec, p, size,
 			  cqp_cq_mode_name(c->ud.comps.comp->cfg.mode), 0);
 	cqp_ud_recv_begin(c->ud.rx);
-	for (uint64_t i = 0;; i++) {
-		bool first = i == p->warmup;
-		bool last;
+	for (cqp_lat_loop_init(&l, p, c->ud.comps.comp);; l.i++) {
 		uint64_t rtt = 0, posted = 0;
 
-		if (first) {
+		cqp_lat_loop_next(&l);
+		if (l.first)
 			warm_lost = lost;
-			cqp_comp_begin(c->ud.comps.comp);
-			if (p->duration_s)
-				end_ns =
-				    cqp_now_ns() +
-				    (uint64_t)p->duration_s * 1000000000ull;
-		}
-		last = p->duration_s ? i >= p->warmup && cqp_now_ns() >= end_ns
-				     : i + 1 == p->warmup + p->iters;
-		rc = exchange(run, c, (unsigned)(i % c->ud.nqp), (uint32_t)size,
-			      (last ? TAG_END : 0) | (first ? TAG_MEASURE : 0),
-			      &posted, &rtt, &lost);
+		rc = exchange(
+		    run, c, (unsigned)(l.i % c->ud.nqp), (uint32_t)size,
+		    (l.last ? TAG_END : 0) | (l.first ? TAG_MEASURE : 0),
+		    &posted, &rtt, &lost);
 		if (rc < 0)
 			return rc;
-		if (i >= p->warmup)
+		if (l.measured)
 			cqp_lat_rec_add(&c->rec, posted, posted + rtt);
-		if (last)
+		if (l.last)
 			break;
 	}
 	if ((rc = quiesce(c, (uint32_t)size)) < 0)

@@ -69,3 +69,19 @@ show() {
 	done
 	return 0
 }
+
+# check_documents DIR: every cqperf report under DIR (a binary's stdout
+# with --output json, sweep folders) validates against
+# doc/cqperf-1.schema.json; one check, naming the invalid ones.
+SCHEMA_CHECK=$(dirname "${BASH_SOURCE[0]}")/schema_check.py
+check_documents() {
+	local docs out rc
+	# No process substitution: the soft-RoCE guest has no /dev/fd.
+	out=$(grep -rl '"schema": "cqperf/1"' "$1")
+	[ -n "$out" ] || return 0
+	mapfile -t docs <<<"$out"
+	out=$(python3 "$SCHEMA_CHECK" --quiet "${docs[@]}" 2>&1)
+	rc=$?
+	check "all ${#docs[@]} JSON documents validate against cqperf-1.schema.json" \
+		test "$rc" -eq 0 || sed 's/^/# /' <<<"$out" | head -20
+}

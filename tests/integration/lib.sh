@@ -41,23 +41,8 @@ prefer_sanitized() {
 	echo "# binaries: the ASan+UBSan build in $CQPERF_BIN"
 }
 
-# check_documents: every report a binary wrote under $WORK (stdout with
-# --output json, sweep folders) validates against the JSON schema.
-SCHEMA_CHECK=$(dirname "${BASH_SOURCE[0]}")/../schema_check.py
-check_documents() {
-	local docs out rc
-	# No process substitution: the guest has no /dev/fd.
-	out=$(grep -rl '"schema": "cqperf/1"' "$WORK")
-	[ -n "$out" ] || return 0
-	mapfile -t docs <<<"$out"
-	out=$(python3 "$SCHEMA_CHECK" --quiet "${docs[@]}" 2>&1)
-	rc=$?
-	check "all ${#docs[@]} JSON documents validate against cqperf-1.schema.json" \
-		test "$rc" -eq 0 || sed 's/^/# /' <<<"$out" | head -20
-}
-
 finish() {
-	check_documents
+	check_documents "$WORK"
 	if [ "$SANITIZED" = 1 ]; then
 		local reports
 		reports=$(grep -rlE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$WORK")

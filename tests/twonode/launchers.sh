@@ -234,5 +234,6 @@ check "slurm: the queue is empty at the end ($(tr '\n' ' ' <"$c/squeue.txt" 2>/d
 	test -e "$c/squeue.txt" -a ! -s "$c/squeue.txt" || show "$c/slurmctld.log"
 check "node 1: no server, no step left at the end ($(tr '\n' ' ' <"$s/leftover.txt" 2>/dev/null))" \
 	test -e "$s/leftover.txt" -a ! -s "$s/leftover.txt"
+check_documents "$out"
 echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"
 [ "$CHECKS_FAILED" -eq 0 ]

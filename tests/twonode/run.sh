@@ -261,5 +261,6 @@ ud_p50=$(p50 "$out/client/ud_send_lat.json")
 check "RC p50 ($rc_p50 us) within 10x UD's ($ud_p50 us) across the nodes" \
 	python3 -c 'import sys; sys.exit(not float(sys.argv[1]) <= 10 * float(sys.argv[2]))' \
 	"${rc_p50:-inf}" "${ud_p50:-0}"
+check_documents "$out"
 echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"
 [ "$CHECKS_FAILED" -eq 0 ]
