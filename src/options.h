@@ -155,6 +155,9 @@ struct cqp_option {
 	size_t str_cap; /* CQP_OPT_STR: buffer size */
 	int64_t min;
 	uint64_t max;
+	/* The default of a number, flag or enum (0 unless given); the few
+	 * that differ by tool are set in cqp_params_defaults. */
+	int64_t def;
 	const char *const *words; /* CQP_OPT_ENUM, NULL-terminated */
 	const char *argname;	  /* "N", "SIZE", "DEV", ... for help */
 	const char *help;
