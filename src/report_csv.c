@@ -121,23 +121,63 @@ static void csv_run_cost(FILE *out, const char *side, const struct cqp_cost *c)
 	fputc('\n', out);
 }
 
-static void csv_open_loop(FILE *out, const struct cqp_row *row, bool lat)
+/* The row columns some row has (cqp_row_fields), a latency summary as
+ * eight: KEY_min ... KEY_max.  The first has no separator before it. */
+static void csv_row_head(FILE *out, const struct shape *s)
 {
-	if (!row->open_loop) {
-		for (size_t k = 0; k < 4 + (lat ? N_LAT_FIELDS : 0); k++)
-			fputc(',', out);
-		return;
+	const char *sep = "";
+
+	for (size_t i = 0; i < cqp_n_row_fields; i++) {
+		const struct row_field *f = &cqp_row_fields[i];
+
+		if (!f->csv || !cqp_shape_has(s, f->group))
+			continue;
+		if (f->type != FIELD_LAT) {
+			fprintf(out, "%s%s", sep, f->key);
+			sep = ",";
+			continue;
+		}
+		for (size_t k = 0; k < N_LAT_FIELDS; k++) {
+			fprintf(out, "%s%s_%s", sep, f->key,
+				cqp_lat_fields[k].key);
+			sep = ",";
+		}
 	}
-	fputc(',', out);
-	csv_double(out, row->offered_rate);
-	fputc(',', out);
-	csv_double(out, row->achieved_rate);
-	fprintf(out, ",%" PRIu64 ",", row->late_sends);
-	csv_double(out, row->arrival_cv);
-	for (size_t k = 0; lat && k < N_LAT_FIELDS; k++) {
-		fputc(',', out);
-		csv_double(out, cqp_lat_value(&row->service_lat_us,
-					      &cqp_lat_fields[k]));
+}
+
+/* One row's cells under csv_row_head: empty where the row lacks them. */
+static void csv_row(FILE *out, const struct cqp_report *r,
+		    const struct shape *s, const struct cqp_row *row)
+{
+	bool first = true;
+
+	for (size_t i = 0; i < cqp_n_row_fields; i++) {
+		const struct row_field *f = &cqp_row_fields[i];
+		const char *at = (const char *)row + f->offset;
+		bool has = cqp_row_has(row, f->group);
+
+		if (!f->csv || !cqp_shape_has(s, f->group))
+			continue;
+		for (size_t k = 0;
+		     k < (f->type == FIELD_LAT ? N_LAT_FIELDS : 1); k++) {
+			if (!first)
+				fputc(',', out);
+			first = false;
+			if (!has)
+				continue;
+			if (f->type == FIELD_TEXT)
+				csv_text(out, at);
+			else if (f->type == FIELD_U64)
+				fprintf(out, "%" PRIu64, *(const uint64_t *)at);
+			else if (f->type == FIELD_LAT)
+				csv_double(out,
+					   cqp_lat_value(
+					       (const struct cqp_summary *)at,
+					       &cqp_lat_fields[k]));
+			else
+				csv_double(out, f->value ? f->value(r, row)
+							 : *(const double *)at);
+		}
 	}
 }
 
@@ -145,30 +185,9 @@ void cqp_report_csv(const struct cqp_report *r, FILE *out)
 {
 	struct shape s = cqp_report_shape(r);
 	unsigned i;
-	size_t k;
 	const char *e;
 
-	if (s.event)
-		fputs("side,event,count,rate_per_s", out);
-	else if (s.label)
-		fputs("label,", out);
-	if (!s.event)
-		fputs("bytes,iterations", out);
-	if (s.bw)
-		fputs(",bw_peak_gbps,bw_avg_gbps,msg_rate_mpps", out);
-	if (s.delivery)
-		fputs(",sent,received,loss_pct,rx_dry,wire_eff_pct", out);
-	if (s.lost)
-		fputs(",lost_exchanges", out);
-	if (s.lat)
-		for (k = 0; k < N_LAT_FIELDS; k++)
-			fprintf(out, ",lat_us_%s", cqp_lat_fields[k].key);
-	if (s.open) {
-		fputs(",offered_rate,achieved_rate,late_sends,arrival_cv", out);
-		for (k = 0; s.lat && k < N_LAT_FIELDS; k++)
-			fprintf(out, ",service_lat_us_%s",
-				cqp_lat_fields[k].key);
-	}
+	csv_row_head(out, &s);
 	if (s.client)
 		csv_cost_head(out, "client", &s);
 	if (s.server)
@@ -178,60 +197,7 @@ void cqp_report_csv(const struct cqp_report *r, FILE *out)
 	for (i = 0; i < r->nrows; i++) {
 		const struct cqp_row *row = &r->rows[i];
 
-		if (s.event) {
-			fprintf(out, "%s,", row->side);
-			csv_text(out, row->label);
-			fprintf(out, ",%" PRIu64 ",", row->count);
-			csv_double(out, row->rate_per_s);
-		} else {
-			if (s.label) {
-				csv_text(out, row->label);
-				fputc(',', out);
-			}
-			fprintf(out, "%" PRIu64 ",%" PRIu64, row->bytes,
-				row->iterations);
-		}
-		if (s.bw) {
-			fputc(',', out);
-			csv_double(out, row->has_bw ? row->bw_peak_gbps : NAN);
-			fputc(',', out);
-			csv_double(out, row->has_bw ? row->bw_avg_gbps : NAN);
-			fputc(',', out);
-			csv_double(out, row->has_bw ? row->msg_rate_mpps : NAN);
-		}
-		if (s.delivery) {
-			if (row->has_delivery)
-				fprintf(out, ",%" PRIu64 ",%" PRIu64 ",",
-					row->sent, row->received);
-			else
-				fputs(",,,", out);
-			csv_double(out, cqp_row_loss_pct(row));
-			fputc(',', out);
-			if (row->has_delivery)
-				fprintf(out, "%" PRIu64, row->rx_dry);
-			fputc(',', out);
-			csv_double(out,
-				   row->has_delivery && row->has_bw
-				       ? cqp_wire_eff_pct(row->bytes,
-							  r->dev.wire_overhead)
-				       : NAN);
-		}
-		if (s.lost) {
-			fputc(',', out);
-			if (row->has_lost)
-				fprintf(out, "%" PRIu64, row->lost);
-		}
-		if (s.lat)
-			for (k = 0; k < N_LAT_FIELDS; k++) {
-				fputc(',', out);
-				if (row->has_lat)
-					csv_double(
-					    out,
-					    cqp_lat_value(&row->lat_us,
-							  &cqp_lat_fields[k]));
-			}
-		if (s.open)
-			csv_open_loop(out, row, s.lat);
+		csv_row(out, r, &s, row);
 		if (s.client)
 			csv_cost(out, &row->client, &s, row);
 		if (s.server)

@@ -282,3 +282,114 @@ bool cqp_crossover(const struct cqp_strategy *st, unsigned i)
 	       strcmp(cqp_chosen_mode(&st->c[i - 1]),
 		      cqp_chosen_mode(&st->c[i])) != 0;
 }
+
+/* ---- a row's own figures ---- */
+
+static double loss_pct(const struct cqp_report *r, const struct cqp_row *row)
+{
+	(void)r;
+	return cqp_row_loss_pct(row);
+}
+
+static double wire_eff_pct(const struct cqp_report *r,
+			   const struct cqp_row *row)
+{
+	return row->has_bw ? cqp_wire_eff_pct(row->bytes, r->dev.wire_overhead)
+			   : NAN;
+}
+
+static bool fanned_out(const struct cqp_row *row)
+{
+	return row->fanout > 1;
+}
+
+static bool has_bw(const struct cqp_row *row)
+{
+	return row->has_bw;
+}
+
+#define ROW(key, type, group, member)                                          \
+	{                                                                      \
+		key, type, group, offsetof(struct cqp_row, member), NULL,      \
+		    NULL, true                                                 \
+	}
+const struct row_field cqp_row_fields[] = {
+    ROW("side", FIELD_TEXT, RG_EVENT, side),
+    ROW("event", FIELD_TEXT, RG_EVENT, label),
+    ROW("count", FIELD_U64, RG_EVENT, count),
+    ROW("rate_per_s", FIELD_DOUBLE, RG_EVENT, rate_per_s),
+    ROW("label", FIELD_TEXT, RG_LABEL, label),
+    ROW("bytes", FIELD_U64, RG_SIZE, bytes),
+    ROW("iterations", FIELD_U64, RG_SIZE, iterations),
+    ROW("bw_peak_gbps", FIELD_DOUBLE, RG_BW, bw_peak_gbps),
+    ROW("bw_avg_gbps", FIELD_DOUBLE, RG_BW, bw_avg_gbps),
+    ROW("msg_rate_mpps", FIELD_DOUBLE, RG_BW, msg_rate_mpps),
+    ROW("sent", FIELD_U64, RG_DELIVERY, sent),
+    ROW("received", FIELD_U64, RG_DELIVERY, received),
+    {"loss_pct", FIELD_DOUBLE, RG_DELIVERY, 0, loss_pct, NULL, true},
+    ROW("rx_dry", FIELD_U64, RG_DELIVERY, rx_dry),
+    /* One copy per message is the rule: said only when it is not. */
+    {"fanout", FIELD_U64, RG_DELIVERY, offsetof(struct cqp_row, fanout), NULL,
+     fanned_out, false},
+    {"wire_eff_pct", FIELD_DOUBLE, RG_DELIVERY, 0, wire_eff_pct, has_bw, true},
+    ROW("lost_exchanges", FIELD_U64, RG_LOST, lost),
+    ROW("lat_us", FIELD_LAT, RG_LAT, lat_us),
+    ROW("offered_rate", FIELD_DOUBLE, RG_OPEN, offered_rate),
+    ROW("achieved_rate", FIELD_DOUBLE, RG_OPEN, achieved_rate),
+    ROW("late_sends", FIELD_U64, RG_OPEN, late_sends),
+    ROW("arrival_cv", FIELD_DOUBLE, RG_OPEN, arrival_cv),
+    ROW("service_lat_us", FIELD_LAT, RG_OPEN_LAT, service_lat_us),
+};
+#undef ROW
+const size_t cqp_n_row_fields =
+    sizeof(cqp_row_fields) / sizeof(cqp_row_fields[0]);
+
+bool cqp_row_has(const struct cqp_row *row, enum row_group g)
+{
+	switch (g) {
+	case RG_EVENT:
+		return row->side[0] != '\0';
+	case RG_LABEL:
+		return !row->side[0] && row->label[0];
+	case RG_SIZE:
+		return !row->side[0];
+	case RG_BW:
+		return row->has_bw;
+	case RG_DELIVERY:
+		return row->has_delivery;
+	case RG_LOST:
+		return row->has_lost;
+	case RG_LAT:
+		return row->has_lat;
+	case RG_OPEN:
+		return row->open_loop;
+	case RG_OPEN_LAT:
+		return row->open_loop && row->has_lat;
+	}
+	return false;
+}
+
+bool cqp_shape_has(const struct shape *s, enum row_group g)
+{
+	switch (g) {
+	case RG_EVENT:
+		return s->event;
+	case RG_LABEL:
+		return !s->event && s->label;
+	case RG_SIZE:
+		return !s->event;
+	case RG_BW:
+		return s->bw;
+	case RG_DELIVERY:
+		return s->delivery;
+	case RG_LOST:
+		return s->lost;
+	case RG_LAT:
+		return s->lat;
+	case RG_OPEN:
+		return s->open;
+	case RG_OPEN_LAT:
+		return s->open && s->lat;
+	}
+	return false;
+}

@@ -15,7 +15,14 @@
 
 #include "report.h"
 
-enum field_type { FIELD_DOUBLE, FIELD_U64, FIELD_U32, FIELD_BOOL };
+enum field_type {
+	FIELD_DOUBLE,
+	FIELD_U64,
+	FIELD_U32,
+	FIELD_BOOL,
+	FIELD_TEXT, /* a char array in the record */
+	FIELD_LAT,  /* a struct cqp_summary: eight figures */
+};
 
 /* ---- the cost record (struct cqp_cost) ---- */
 
@@ -85,6 +92,39 @@ struct lat_field {
 extern const struct lat_field cqp_lat_fields[N_LAT_FIELDS];
 double cqp_lat_value(const struct cqp_summary *s, const struct lat_field *f);
 
+/* ---- a row's own figures (struct cqp_row), for JSON and CSV ---- */
+
+/* When a row has a figure: each group is one of the row's kinds or
+ * flags (a size row or a CM event row, has_bw, has_delivery, ...). */
+enum row_group {
+	RG_EVENT,    /* cm_event_stress: a side and event type */
+	RG_LABEL,    /* a size row with a label (--compare-modes) */
+	RG_SIZE,     /* every other tool's rows */
+	RG_BW,	     /* has_bw */
+	RG_DELIVERY, /* has_delivery (UD bandwidth) */
+	RG_LOST,     /* has_lost (UD ping-pong) */
+	RG_LAT,	     /* has_lat */
+	RG_OPEN,     /* open_loop (--rate) */
+	RG_OPEN_LAT, /* open_loop and has_lat */
+};
+
+/* One key of a row, in the order JSON and CSV list them: at offset, or
+ * derived by value(); json_if, when set, must hold for JSON to write it
+ * (fanout only past 1); csv: whether CSV has the column. */
+struct row_field {
+	const char *key;
+	enum field_type type;
+	enum row_group group;
+	size_t offset;
+	double (*value)(const struct cqp_report *r, const struct cqp_row *row);
+	bool (*json_if)(const struct cqp_row *row);
+	bool csv;
+};
+extern const struct row_field cqp_row_fields[];
+extern const size_t cqp_n_row_fields;
+/* Whether this row has the group's figures; whether some row does. */
+bool cqp_row_has(const struct cqp_row *row, enum row_group g);
+
 /* ---- what the rows hold, so that every format shows the same columns */
 
 struct shape {
@@ -99,6 +139,7 @@ struct shape {
 	bool field[CQP_MAX_COST_FIELDS];
 };
 struct shape cqp_report_shape(const struct cqp_report *r);
+bool cqp_shape_has(const struct shape *s, enum row_group g);
 
 /* ---- the strategy map ---- */
 

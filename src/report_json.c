@@ -260,6 +260,30 @@ static void json_params(struct cqp_json *j, const struct cqp_report *r)
 	cqp_json_obj_end(j);
 }
 
+/* A row's own figures, as cqp_row_fields lists them. */
+static void json_row(struct cqp_json *j, const struct cqp_report *r,
+		     const struct cqp_row *row)
+{
+	for (size_t i = 0; i < cqp_n_row_fields; i++) {
+		const struct row_field *f = &cqp_row_fields[i];
+		const char *at = (const char *)row + f->offset;
+
+		if (!cqp_row_has(row, f->group) ||
+		    (f->json_if && !f->json_if(row)))
+			continue;
+		if (f->type == FIELD_TEXT)
+			cqp_json_str(j, f->key, at);
+		else if (f->type == FIELD_U64)
+			cqp_json_u64(j, f->key, *(const uint64_t *)at);
+		else if (f->type == FIELD_LAT)
+			json_lat(j, f->key, (const struct cqp_summary *)at);
+		else
+			cqp_json_double(j, f->key,
+					f->value ? f->value(r, row)
+						 : *(const double *)at);
+	}
+}
+
 /* This side's timestamp source (clock.h). */
 static void json_clock(struct cqp_json *j)
 {
@@ -318,50 +342,7 @@ void cqp_report_json(const struct cqp_report *r, FILE *out)
 		const struct cqp_row *row = &r->rows[i];
 
 		cqp_json_obj_begin(&j, NULL);
-		if (row->side[0]) {
-			cqp_json_str(&j, "side", row->side);
-			cqp_json_str(&j, "event", row->label);
-			cqp_json_u64(&j, "count", row->count);
-			cqp_json_double(&j, "rate_per_s", row->rate_per_s);
-		} else {
-			if (row->label[0])
-				cqp_json_str(&j, "label", row->label);
-			cqp_json_u64(&j, "bytes", row->bytes);
-			cqp_json_u64(&j, "iterations", row->iterations);
-		}
-		if (row->has_bw) {
-			cqp_json_double(&j, "bw_peak_gbps", row->bw_peak_gbps);
-			cqp_json_double(&j, "bw_avg_gbps", row->bw_avg_gbps);
-			cqp_json_double(&j, "msg_rate_mpps",
-					row->msg_rate_mpps);
-		}
-		if (row->has_delivery) {
-			cqp_json_u64(&j, "sent", row->sent);
-			cqp_json_u64(&j, "received", row->received);
-			cqp_json_double(&j, "loss_pct", cqp_row_loss_pct(row));
-			cqp_json_u64(&j, "rx_dry", row->rx_dry);
-			if (row->fanout > 1)
-				cqp_json_u64(&j, "fanout", row->fanout);
-			if (row->has_bw)
-				cqp_json_double(
-				    &j, "wire_eff_pct",
-				    cqp_wire_eff_pct(row->bytes,
-						     r->dev.wire_overhead));
-		}
-		if (row->has_lost)
-			cqp_json_u64(&j, "lost_exchanges", row->lost);
-		if (row->has_lat)
-			json_lat(&j, "lat_us", &row->lat_us);
-		if (row->open_loop) {
-			cqp_json_double(&j, "offered_rate", row->offered_rate);
-			cqp_json_double(&j, "achieved_rate",
-					row->achieved_rate);
-			cqp_json_u64(&j, "late_sends", row->late_sends);
-			cqp_json_double(&j, "arrival_cv", row->arrival_cv);
-			if (row->has_lat)
-				json_lat(&j, "service_lat_us",
-					 &row->service_lat_us);
-		}
+		json_row(&j, r, row);
 		if (r->params && r->params->histogram && row->hist)
 			json_hist(&j, row->hist);
 		if (row->client.valid)
