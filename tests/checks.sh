@@ -71,13 +71,16 @@ show() {
 }
 
 # check_documents DIR: every cqperf report under DIR (a binary's stdout
-# with --output json, sweep folders) validates against
-# doc/cqperf-1.schema.json; one check, naming the invalid ones.
+# with --output json in a *.json or *.out file, one document or, from a
+# --persistent server, several; sweep folders) validates against
+# doc/cqperf-1.schema.json; one check, naming the invalid ones.  Logs
+# (server.log: stdout and stderr together) are not reports.
 SCHEMA_CHECK=$(dirname "${BASH_SOURCE[0]}")/schema_check.py
 check_documents() {
 	local docs out rc
 	# No process substitution: the soft-RoCE guest has no /dev/fd.
-	out=$(grep -rl '"schema": "cqperf/1"' "$1")
+	out=$(grep -rl --include='*.json' --include='*.out' \
+		'"schema": "cqperf/1"' "$1")
 	[ -n "$out" ] || return 0
 	mapfile -t docs <<<"$out"
 	out=$(python3 "$SCHEMA_CHECK" --quiet "${docs[@]}" 2>&1)

@@ -4,7 +4,8 @@
 
 usage: schema_check.py [--schema FILE] [--quiet] FILE...
 
-Each FILE holds one document (a report written with --output json).
+Each FILE holds one document (a report written with --output json), or
+several one after another (a --persistent server's output).
 Prints one line per invalid document with the first errors and their
 paths; exits 0 when every document validates, 1 when one does not, 2 on
 bad usage or an unreadable schema.
@@ -35,17 +36,39 @@ def load_validator(path):
 def problems(validator, path, limit=3):
     """The first `limit` problems of one file, as text; [] when valid."""
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        docs = read_docs(path)
     except (OSError, ValueError) as e:
         return ["not a JSON document: %s" % e]
     out = []
-    for err in sorted(validator.iter_errors(doc), key=lambda e: list(e.path)):
-        where = "/".join(str(p) for p in err.absolute_path) or "(top)"
-        out.append("%s: %s" % (where, err.message[:200]))
-        if len(out) == limit:
-            break
+    for i, doc in enumerate(docs):
+        errs = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+        for err in errs:
+            where = "/".join(str(p) for p in err.absolute_path) or "(top)"
+            if len(docs) > 1:
+                where = "document %d: %s" % (i + 1, where)
+            out.append("%s: %s" % (where, err.message[:200]))
+            if len(out) == limit:
+                return out
     return out
+
+
+def read_docs(path):
+    """The JSON documents in path, one after another; ValueError when
+    anything else is there."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    dec = json.JSONDecoder()
+    docs, at = [], 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at == len(text):
+            break
+        doc, at = dec.raw_decode(text, at)
+        docs.append(doc)
+    if not docs:
+        raise ValueError("empty file")
+    return docs
 
 
 def main(argv):
