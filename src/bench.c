@@ -536,10 +536,10 @@ static int run_limit_arm(const struct cqp_params *p, timer_t *t, bool *armed)
 
 /* After the run (or the accept it was waiting in): the next client
  * gets a fresh limit. */
-static void run_limit_end(timer_t t, bool armed)
+static void run_limit_end(timer_t *t, bool armed)
 {
 	if (armed)
-		timer_delete(t);
+		timer_delete(*t);
 	if (stop_flag == STOP_RUN_LIMIT)
 		stop_flag = 0;
 }
@@ -570,7 +570,7 @@ static int server(const struct cqp_bench_ops *ops, struct cqp_params *p)
 			rc = run_limit_arm(p, &limit, &armed);
 			if (rc == 0)
 				rc = run_session(ops, &run);
-			run_limit_end(limit, armed);
+			run_limit_end(&limit, armed);
 		}
 		cqp_session_end(&s);
 		if (!p->persistent ||

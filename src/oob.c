@@ -55,7 +55,7 @@ static const char *msg_name(uint16_t type)
 
 static int64_t now_ms(void);
 
-/* CQPERF_TRACE=oob (cqperf(7) DEBUGGING): each frame sent or received,
+/* CQPERF_TRACE=oob (cqperf(7) ENVIRONMENT): each frame sent or received,
  * and each wait for one, on standard error.  Read once. */
 static bool tracing(void)
 {
@@ -76,10 +76,13 @@ static void trace(const struct cqp_oob *o, const char *what, uint16_t type,
 		  const void *payload, uint32_t len)
 {
 	static _Atomic int64_t t0;
-	int64_t now = now_ms(), zero = 0;
+	int64_t now, zero = 0;
 	char text[161];
 	uint32_t n = 0;
 
+	if (!tracing())
+		return;
+	now = now_ms();
 	atomic_compare_exchange_strong(&t0, &zero, now);
 	/* kv records: one key=value a line, shown comma-separated */
 	for (const char *p = payload; p && n < len && n < sizeof(text) - 1; n++)
@@ -100,9 +103,10 @@ static void trace(const struct cqp_oob *o, const char *what, uint16_t type,
  * waits for. */
 static void trace_wait(const struct cqp_oob *o, uint16_t type)
 {
-	fprintf(stderr, "%s[%d] oob waits for %s from %s\n",
-		program_invocation_short_name, (int)getpid(), msg_name(type),
-		o->peer);
+	if (tracing())
+		fprintf(stderr, "%s[%d] oob waits for %s from %s\n",
+			program_invocation_short_name, (int)getpid(),
+			msg_name(type), o->peer);
 }
 
 /* Monotonic milliseconds: deadlines must not move with the wall clock. */
@@ -709,8 +713,7 @@ static int send_frame(struct cqp_oob *o, uint16_t type, const void *buf,
 		return cqp_fail(CQP_E_NET, "sending %s to peer %s: %s%s",
 				msg_names[type], o->peer, strerror(errno), at);
 	}
-	if (tracing())
-		trace(o, "->", type, buf, len);
+	trace(o, "->", type, buf, len);
 	return 0;
 }
 
@@ -774,8 +777,7 @@ int cqp_oob_recv(struct cqp_oob *o, uint16_t *type, void *buf, uint32_t cap,
 	rc = recv_payload(o, &f, t, l, buf, cap, len);
 	if (rc < 0)
 		return rc;
-	if (tracing())
-		trace(o, "<-", t, buf, l);
+	trace(o, "<-", t, buf, l);
 	*type = t;
 	return 0;
 }
@@ -798,14 +800,13 @@ int cqp_oob_expect(struct cqp_oob *o, uint16_t type, void *buf, uint32_t cap,
 	uint32_t l, keep;
 	int rc;
 
-	if (tracing())
-		trace_wait(o, type);
+	trace_wait(o, type);
 	rc = recv_hdr(o, &f, &t, &l);
 	if (rc < 0)
 		return rc;
 	if (t == type) {
 		rc = recv_payload(o, &f, t, l, buf, cap, len);
-		if (rc == 0 && tracing())
+		if (rc == 0)
 			trace(o, "<-", t, buf, l);
 		return rc;
 	}
@@ -827,8 +828,7 @@ int cqp_oob_expect(struct cqp_oob *o, uint16_t type, void *buf, uint32_t cap,
 	}
 	if (rc < 0)
 		return rc;
-	if (tracing())
-		trace(o, "<-", t, small, keep);
+	trace(o, "<-", t, small, keep);
 	peer_reason(small, keep, reason, sizeof(reason));
 	if (t == CQP_MSG_ERROR)
 		return cqp_fail(CQP_E_PEER_FAILED, "peer %s failed: %s",

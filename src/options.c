@@ -729,8 +729,8 @@ static uint64_t round_up(uint64_t v, uint64_t to)
 uint64_t cqp_queue_mem(const struct cqp_params *p, uint64_t nqps, uint64_t nrqs,
 		       uint64_t ncqs)
 {
-	/* -1 (auto) asks for perftest's 236 bytes. */
-	uint64_t inl = p->inline_size < 0 ? 236 : (uint64_t)p->inline_size;
+	uint64_t inl =
+	    p->inline_size < 0 ? CQP_AUTO_INLINE : (uint64_t)p->inline_size;
 	uint64_t sqe = 64 + round_up(inl, 64);
 
 	return nqps * round_up(p->tx_depth * sqe, 4096) +
@@ -771,9 +771,14 @@ const char *cqp_output_name(uint32_t output)
 	return output <= CQP_OUT_CSV ? output_words[output] : "?";
 }
 
+static void *field(const struct cqp_option *o, struct cqp_params *p)
+{
+	return (char *)p + o->offset;
+}
+
 static void set_default(const struct cqp_option *o, struct cqp_params *p)
 {
-	char *f = (char *)p + o->offset;
+	char *f = field(o, p);
 
 	switch (o->type) {
 	case CQP_OPT_FLAG:
@@ -825,11 +830,6 @@ void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool)
 	 * standard Ethernet. */
 	if (tool == CQP_TOOL_UD_SEND_BW)
 		p->size = 1024;
-}
-
-static void *field(const struct cqp_option *o, struct cqp_params *p)
-{
-	return (char *)p + o->offset;
 }
 
 static const void *cfield(const struct cqp_option *o,

@@ -36,6 +36,8 @@ enum cqp_cm_mode { CQP_CM_BLOCK, CQP_CM_NONBLOCK, CQP_CM_BATCH };
 
 #define CQP_DEFAULT_PORT 18600 /* not perftest's 18515: both can run */
 #define CQP_DEFAULT_QKEY 0x11111111u
+/* --inline -1 asks for perftest's default inline size. */
+#define CQP_AUTO_INLINE 236
 
 struct cqp_params {
 	/* Local: each side sets its own. */

@@ -14,9 +14,6 @@
 #include "kv.h"
 #include "options.h"
 
-/* perftest's default inline size: what users compare against. */
-#define AUTO_INLINE 236
-
 static bool gid_is_zero(const union ibv_gid *g)
 {
 	static const uint8_t zero[16];
@@ -447,7 +444,7 @@ int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
 	uint32_t inl =
-	    req->inline_size < 0 ? AUTO_INLINE : (uint32_t)req->inline_size;
+	    req->inline_size < 0 ? CQP_AUTO_INLINE : (uint32_t)req->inline_size;
 	int err;
 
 	/* Both callers size the queues from --tx-depth and --rx-depth. */

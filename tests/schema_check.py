@@ -52,12 +52,16 @@ def problems(validator, path, limit=3):
     return out
 
 
+def reject_constant(c):
+    raise ValueError("%s is not JSON" % c)
+
+
 def read_docs(path):
     """The JSON documents in path, one after another; ValueError when
     anything else is there."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    dec = json.JSONDecoder()
+    dec = json.JSONDecoder(parse_constant=reject_constant)
     docs, at = [], 0
     while True:
         while at < len(text) and text[at].isspace():
