@@ -144,11 +144,53 @@ static const char *fmt_duration(char *buf, size_t cap, int ms)
 	return buf;
 }
 
+/* Length of the well-formed UTF-8 sequence at s (1..4) and its code
+ * point, or 0: a stray continuation byte, a truncated or overlong
+ * sequence, a surrogate or past U+10FFFF. */
+static int utf8_seq(const unsigned char *s, uint32_t *cp)
+{
+	static const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+	int n = s[0] < 0x80		      ? 1
+		: s[0] >= 0xc0 && s[0] < 0xe0 ? 2
+		: s[0] >= 0xe0 && s[0] < 0xf0 ? 3
+		: s[0] >= 0xf0 && s[0] < 0xf8 ? 4
+					      : 0;
+	uint32_t c;
+
+	if (n == 0)
+		return 0;
+	c = n == 1 ? s[0] : s[0] & (0x7fu >> n);
+	for (int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3fu);
+	}
+	if (c < least[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
 void cqp_oob_sanitize(char *s)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
+	char *out = s;
+
+	while (*s) {
+		uint32_t cp = 0;
+		int n = utf8_seq((const unsigned char *)s, &cp);
+
+		/* C0, DEL and C1 (U+0080..U+009F, CSI among them) are what a
+		 * terminal acts on; so are bytes of no character at all. */
+		if (n == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
+			*out++ = '?';
+			s += n ? n : 1;
+			continue;
+		}
+		memmove(out, s, (size_t)n);
+		out += n;
+		s += n;
+	}
+	*out = '\0';
 }
 
 /* Wait for events on fd until the deadline.  Returns 1 when ready (or on

@@ -82,7 +82,9 @@ int cqp_oob_expect(struct cqp_oob *o, uint16_t type, void *buf, uint32_t cap,
 		   uint32_t *len);
 
 /* Peer-supplied text ends up on the user's terminal: replace control
- * bytes (escape sequences, newlines that would forge log lines) by '?'. */
+ * characters (C0, DEL, C1: escape sequences, newlines that would forge
+ * log lines) and bytes that are not UTF-8 by one '?' each, in place;
+ * UTF-8 text otherwise passes. */
 void cqp_oob_sanitize(char *s);
 
 /* Send an ERROR frame with a reason (best effort, never blocks long). */

@@ -135,13 +135,47 @@ static int collect_fn(void *ctx, const char *key, const char *val)
 }
 
 /* Context on a failure keeps the failure's own words, even a long one. */
+/* What a peer's reason may put on the terminal: UTF-8 text, never a
+ * control character (C0, DEL, C1) nor a byte of no character. */
+static void test_sanitize(void)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+	    {"plain reason", "plain reason"},
+	    {"caf\xc3\xa9 \xe2\x82\xac" "5", "caf\xc3\xa9 \xe2\x82\xac" "5"},
+	    {"\xf0\x9f\x98\x80!", "\xf0\x9f\x98\x80!"},
+	    {"a\nb\r\x1b[2Jc\x7f", "a?b??[2Jc?"},
+	    {"csi \xc2\x9b"
+	     "31m",
+	     "csi ?31m"}, /* C1 CSI, as UTF-8 */
+	    {"raw \x9b"
+	     "31m",
+	     "raw ?31m"}, /* C1 CSI, one byte */
+	    {"lone \x80\xbf", "lone ??"},
+	    {"overlong \xc0\xaf", "overlong ??"},
+	    {"surrogate \xed\xa0\x80", "surrogate ???"},
+	    {"big \xf4\x90\x80\x80", "big ????"},
+	    {"cut \xe2\x82", "cut ??"},
+	    {"", ""},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[64];
+
+		snprintf(buf, sizeof(buf), "%s", cases[i].in);
+		cqp_oob_sanitize(buf);
+		CHECK(strcmp(buf, cases[i].out) == 0);
+	}
+}
+
 static void test_fail_wrap(void)
 {
 	char big[600];
 
 	cqp_fail(CQP_E_PROTO, "key 'x' missing");
-	CHECK(cqp_fail_wrap(CQP_E_PEER_FAILED, "bad %s from peer %s",
-			    "RESULTS", "h:1") == -CQP_E_PEER_FAILED);
+	CHECK(cqp_fail_wrap(CQP_E_PEER_FAILED, "bad %s from peer %s", "RESULTS",
+			    "h:1") == -CQP_E_PEER_FAILED);
 	CHECK(strcmp(cqp_errmsg(),
 		     "bad RESULTS from peer h:1: key 'x' missing") == 0);
 	memset(big, 'a', sizeof(big) - 1);
@@ -1196,6 +1230,7 @@ static void test_session_accept(void)
 int main(void)
 {
 	test_fail_wrap();
+	test_sanitize();
 	test_kv_writer();
 	test_kv_parse();
 	test_kv_u64();
