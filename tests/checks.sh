@@ -26,6 +26,27 @@ check() { # check DESCRIPTION COMMAND...: fails (for `|| show`) when it does
 	return 1
 }
 
+# check_timed DESCRIPTION RERUN COMMAND...: check, for a figure that one
+# stall of a TCG guest's host can spoil (CI's machines stall for hundreds
+# of ms now and then): when COMMAND fails, RERUN (a function that
+# measures again, rewriting what COMMAND reads) and COMMAND once more.  A
+# bug fails both; the first failure's words stay in the log.
+check_timed() {
+	local what=$1 rerun=$2
+	shift 2
+	if "$@"; then
+		ok "$what"
+		return 0
+	fi
+	echo "# $what: failed once; measuring again"
+	if "$rerun" && "$@"; then
+		ok "$what (second run)"
+		return 0
+	fi
+	not_ok "$what"
+	return 1
+}
+
 # json_check FILE PYTHON-EXPR: the JSON document in FILE (bound to d, its
 # first result to r) satisfies the expression; says why when it does not.
 json_check() {

@@ -76,26 +76,30 @@ check "cm_event_stress: the cost as CSV comment lines" grep -q \
 # From outside: the server's utime + stime in /proc/PID/stat, read 2 s
 # apart well inside a steady -D 6 event-mode run (so setup, warm-up and
 # teardown stay out), against the proc_cpu_pct it reports for the run.
-port=$(next_port)
-start_server cq_event_lat:outside "$port" --timeout 20 ||
-	not_ok "outside: server listens"
 ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$SERVER_PID/stat"; }
-"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 --output json \
-	--cq-mode event -D 6 -s 64 "$ADDR" >"$WORK/outside.json" 2>"$WORK/outside.err" &
-client=$!
-sleep 2
-t0=$(ticks) s0=$EPOCHREALTIME
-sleep 2
-t1=$(ticks) s1=$EPOCHREALTIME
-wait "$client"
-wait "$SERVER_PID"
-SERVER_PID=
-seen=$(awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" -v s0="$s0" -v s1="$s1" \
-	'BEGIN { printf "%.1f", 100 * (b - a) / hz / (s1 - s0) }')
-said=$(json_get "$WORK/outside.json" '"%.1f" % r["server"]["proc_cpu_pct"]')
-echo "# server process CPU: /proc/PID/stat ${seen} %, proc_cpu_pct ${said} %"
-check "proc_cpu_pct agrees with /proc/PID/stat within 10 %" awk -v s="$seen" \
-	-v r="$said" 'BEGIN { exit !(r > 5 && s >= 0.9 * r && s <= 1.1 * r) }'
+outside() { # sets $seen and $said
+	local port t0 t1 s0 s1 client
+	port=$(next_port)
+	start_server cq_event_lat:outside "$port" --timeout 20 ||
+		not_ok "outside: server listens"
+	"$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 --output json \
+		--cq-mode event -D 6 -s 64 "$ADDR" >"$WORK/outside.json" 2>"$WORK/outside.err" &
+	client=$!
+	sleep 2
+	t0=$(ticks) s0=$EPOCHREALTIME
+	sleep 2
+	t1=$(ticks) s1=$EPOCHREALTIME
+	wait "$client"
+	wait "$SERVER_PID"
+	SERVER_PID=
+	seen=$(awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" -v s0="$s0" -v s1="$s1" \
+		'BEGIN { printf "%.1f", 100 * (b - a) / hz / (s1 - s0) }')
+	said=$(json_get "$WORK/outside.json" '"%.1f" % r["server"]["proc_cpu_pct"]')
+	echo "# server process CPU: /proc/PID/stat ${seen} %, proc_cpu_pct ${said} %"
+}
+agrees() { awk -v s="$seen" -v r="$said" 'BEGIN { exit !(r > 5 && s >= 0.9 * r && s <= 1.1 * r) }'; }
+outside
+check_timed "proc_cpu_pct agrees with /proc/PID/stat within 10 %" outside agrees
 
 # Event mode asks the kernel for more per exchange than polling: the
 # channel read, the re-arm and the switch.  On rxe softirq does the rest.
@@ -109,8 +113,9 @@ check "event mode: more system time per exchange than poll mode" awk \
 	-v p="$(sys_per poll)" -v e="$(sys_per event)" 'BEGIN { exit !(e > p) }'
 
 # Noise: the same event-mode run alone, then beside a CPU hog.
-run cq_event_lat quiet human --cq-mode event -D 3 -s 64
-check "alone: no side is noisy" sh -c "! grep -q 'Warning:' '$WORK/quiet.human'" ||
+quiet() { run cq_event_lat quiet human --cq-mode event -D 3 -s 64; }
+quiet
+check_timed "alone: no side is noisy" quiet sh -c "! grep -q 'Warning:' '$WORK/quiet.human'" ||
 	show "$WORK/quiet.human"
 (while :; do :; done) &
 hog=$!
