@@ -20,16 +20,32 @@ static bool gid_is_zero(const union ibv_gid *g)
 	return memcmp(g->raw, zero, sizeof(zero)) == 0;
 }
 
-/* The GID table as fabric.c wants it; entries that fail to query are
- * empty slots. */
+/* The GID table as fabric.c wants it, indexed by GID index, unlisted
+ * entries empty.  One ibv_query_gid_table call: a query per index would
+ * be gid_tbl_len (1024 on rxe) system calls at every start.  Where the
+ * kernel lacks the table query, per index; entries that fail are empty. */
 static struct cqp_gid_cand *gid_table(struct cqp_dev *d, unsigned *n)
 {
 	unsigned len = d->port_attr.gid_tbl_len > 0
 			   ? (unsigned)d->port_attr.gid_tbl_len
 			   : 0;
+	/* Every port's valid entries come back: room for all of them. */
+	size_t cap =
+	    (size_t)len * (d->attr.phys_port_cnt ? d->attr.phys_port_cnt : 1);
 	struct cqp_gid_cand *c = calloc(len ? len : 1, sizeof(*c));
+	struct ibv_gid_entry *all = calloc(cap ? cap : 1, sizeof(*all));
+	ssize_t got =
+	    c && all && cap ? ibv_query_gid_table(d->ctx, all, cap, 0) : -1;
 
-	for (unsigned i = 0; c && i < len; i++) {
+	for (ssize_t k = 0; k < got; k++) {
+		if (all[k].port_num != d->port || all[k].gid_index >= len)
+			continue;
+		c[all[k].gid_index] =
+		    (struct cqp_gid_cand){.gid = all[k].gid,
+					  .type = all[k].gid_type,
+					  .valid = !gid_is_zero(&all[k].gid)};
+	}
+	for (unsigned i = 0; c && got < 0 && i < len; i++) {
 		struct ibv_gid_entry e;
 
 		if (ibv_query_gid_ex(d->ctx, d->port, i, &e, 0))
@@ -38,6 +54,7 @@ static struct cqp_gid_cand *gid_table(struct cqp_dev *d, unsigned *n)
 		c[i].type = e.gid_type;
 		c[i].valid = !gid_is_zero(&e.gid);
 	}
+	free(all);
 	*n = len;
 	return c;
 }
