@@ -238,16 +238,20 @@ finish_server() {
 }
 
 # Whether process PID still runs (a zombie, not yet waited for, does not).
+# A builtin read: the watcher below calls it 5 times a second.
 running() {
     local stat
-    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
     stat=${stat##*) }
     [ "${stat%% *}" != Z ]
 }
 
 # For servers that may never end on their own: perftest's UD bandwidth
 # server waits (for minutes) for datagrams that were lost on the way, and
-# its client, figures printed, waits for the server. release_server LOG
+# its client, figures printed, waits for the server. The watcher wakes 5
+# times a second during the run, and in event mode under TCG that alone
+# moved UD bandwidth by 10-20 %: give both tools of a bench the same
+# watcher (perftest_run and ours_run take --release). release_server LOG
 # PATTERN GRACE, called after start_server: in the background, once
 # LOG.client matches PATTERN (grep -E), give the server GRACE seconds to
 # end, then stop it and say so in LOG.released. finish_released_server
@@ -455,17 +459,51 @@ plausible_lat() {
     fi
 }
 
-# ours_run LOG ARGS...: one run of our tool (bench_tools) on $ours_port,
-# the server adopting the client's test settings (negotiated), the client
-# given ARGS and writing JSON to LOG.client; 0 when both ended well.
+# release_opts ARGS...: a leading --release PATTERN GRACE of ours_run or
+# perftest_run into $rel_pattern and $rel_grace; $rel_shift, the words
+# it took.
+release_opts() {
+    rel_pattern='' rel_grace='' rel_shift=0
+    if [ "${1:-}" = --release ]; then
+        rel_pattern=$2 rel_grace=$3 rel_shift=3
+    fi
+}
+
+# release_start LOG and release_finish LOG: release_server and
+# finish_released_server when release_opts found --release, else nothing
+# and finish_server.
+release_start() {
+    [ -z "$rel_pattern" ] || release_server "$1" "$rel_pattern" "$rel_grace"
+}
+release_finish() {
+    if [ -n "$rel_pattern" ]; then
+        finish_released_server "$1"
+    else
+        finish_server
+    fi
+}
+
+# ours_run [--release PATTERN GRACE] LOG ARGS...: one run of our tool
+# (bench_tools) on $ours_port, the server adopting the client's test
+# settings (negotiated), the client given ARGS and writing JSON to
+# LOG.client; 0 when both ended well (with --release, the server also
+# within GRACE of the client's output matching PATTERN: ours must end by
+# itself, so being stopped is a failure).
 ours_run() {
+    release_opts "$@"
+    shift "$rel_shift"
     local log=$1 bin=$top/build/src/$ours_tool
     shift
     start_server "$log" "$ours_port" "$bin" -d "$dev" -x "$gid" \
         -p "$ours_port" || return 1
+    release_start "$log"
     timed_client "$log" "$bin" -d "$dev" -x "$gid" -p "$ours_port" \
         "$@" --output json "$addr" || return 1
-    finish_server
+    release_finish "$log" || return 1
+    if [ "${released:-0}" = 1 ]; then
+        echo "$prog: $ours_tool's server had to be stopped after its client ended" >&2
+        return 1
+    fi
 }
 
 # result_fields FILE EXPR...: each Python EXPR, over r, the first of the
@@ -486,21 +524,14 @@ print(*(eval(e) for e in sys.argv[2:]))' "$@"
 # $theirs_port), the client also given the server's address; 0 when both
 # ended well. --release: release_server LOG PATTERN GRACE for the server.
 perftest_run() {
-    local pattern='' grace=''
-    if [ "$1" = --release ]; then
-        pattern=$2 grace=$3
-        shift 3
-    fi
+    release_opts "$@"
+    shift "$rel_shift"
     local log=$1
     shift
     start_server "$log" "$theirs_port" "$theirs_tool" "$@" || return 1
-    [ -z "$pattern" ] || release_server "$log" "$pattern" "$grace"
+    release_start "$log"
     timed_client "$log" "$theirs_tool" "$@" "$addr" || return 1
-    if [ -n "$pattern" ]; then
-        finish_released_server "$log"
-    else
-        finish_server
-    fi
+    release_finish "$log"
 }
 
 # perftest_like LOG [ITERS]: say so (the run still counts) where

@@ -67,9 +67,13 @@ record() {
 run_ours() {
     local mode=${1%-*} size=${1##*-} iters=$2 log=$3
     mbps='' loss='' released=''
-    ours_run "$log" -t "$tx_depth" -r "$(rx_depth_for "$iters")" \
+    # The same watcher as perftest's runs (bench-lib.sh), idle here: the
+    # pattern is the last line of our JSON, and our server ends by itself.
+    ours_run --release '^}$' "$release_grace" "$log" \
+        -t "$tx_depth" -r "$(rx_depth_for "$iters")" \
         --signal-every "$signal_every" -I "$inline" --cq-mode "$mode" \
         -s "$size" -n "$iters" || return 1
+    released='' # theirs only
     read -r mbps loss <<<"$(result_fields "$log.client" 'mib_s()' \
         '"%.4f" % r["loss_pct"]')"
     [ -n "$mbps" ] && [ -n "$loss" ]
