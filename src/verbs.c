@@ -22,14 +22,18 @@ static bool gid_is_zero(const union ibv_gid *g)
 
 /* The GID table as fabric.c wants it, indexed by GID index, unlisted
  * entries empty.  One ibv_query_gid_table call: a query per index would
- * be gid_tbl_len (1024 on rxe) system calls at every start.  Where the
- * kernel lacks the table query, per index; entries that fail are empty. */
+ * be gid_tbl_len (1024 on rxe) system calls at every start.  (Where the
+ * kernel lacks the table query, libibverbs reads sysfs itself.)  Should
+ * the table call fail (another port's table longer than ours, so too
+ * little room; one unreadable sysfs entry), per index: then an entry
+ * that fails is only itself empty. */
 static struct cqp_gid_cand *gid_table(struct cqp_dev *d, unsigned *n)
 {
 	unsigned len = d->port_attr.gid_tbl_len > 0
 			   ? (unsigned)d->port_attr.gid_tbl_len
 			   : 0;
-	/* Every port's valid entries come back: room for all of them. */
+	/* Every port's valid entries come back: room for as many ports
+	 * with tables as long as ours. */
 	size_t cap =
 	    (size_t)len * (d->attr.phys_port_cnt ? d->attr.phys_port_cnt : 1);
 	struct cqp_gid_cand *c = calloc(len ? len : 1, sizeof(*c));
