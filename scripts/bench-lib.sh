@@ -6,7 +6,8 @@
 # one run of each tool, the order rotating from pair to pair so that drift
 # in the noisy, TCG-emulated guest cancels), failed runs retried; then per
 # pair the ratio ours/theirs, the median of those ratios, a 95 % interval
-# from a paired bootstrap and a verdict ahead, parity or behind (bench_py).
+# from a paired bootstrap and a verdict ahead, parity or behind (bench_py);
+# with several sizes of a mode, also a verdict over all of them (pooled).
 # Sourced, not run: the script ends with `bench_main "$@"`, which
 # re-invokes it with --inner on soft-RoCE, or with --report TSV makes the
 # report of an earlier run's runs.tsv again, on this machine.
@@ -834,6 +835,49 @@ def latency(label, size, mine, name, floor=None, head={}, **extra):
                                  floor)
     return entry
 
+def stratified_ci(strata, resamples=RESAMPLES, seed=SEED, level=LEVEL):
+    """bootstrap_ci over several cases at once: each resample draws, for every
+    case, its pairs from that case alone (sizes are not exchangeable), and
+    the statistic is the median of all the drawn ratios."""
+    rng = random.Random(seed)
+    meds = sorted(statistics.median([s[int(rng.random() * len(s))]
+                                     for s in strata for _ in s])
+                  for _ in range(resamples))
+    alpha = (1 - level) / 2
+    lo = meds[int(math.floor(alpha * resamples))]
+    hi = meds[min(resamples, int(math.ceil((1 - alpha) * resamples))) - 1]
+    return lo, hi
+
+def pooled(verdicts):
+    """Per mode (a label less its trailing size, "event 64 B" -> "event")
+    and comparison, with two or more sizes that have verdicts: every
+    ratio of every size together, their median and stratified_ci. A gap of a
+    few percent that 7-11 pairs of one size leave at parity shows here."""
+    groups = {}
+    for label, c in verdicts:
+        words = label.split()
+        if c["median"] is None or len(words) < 3 or words[-1] != "B":
+            continue
+        k = (" ".join(words[:-2]), c["what"], c["vs"],
+             c["lower_is_better"])
+        groups.setdefault(k, []).append(c)
+    out = []
+    for (mode, what, vs, lower_better), cs in groups.items():
+        if len(cs) < 2:
+            continue
+        strata = [c["ratios"] for c in cs]
+        lo, hi = stratified_ci(strata)
+        out.append(("%s (all sizes)" % mode,
+                    {"what": what, "vs": vs, "mode": mode,
+                     "lower_is_better": lower_better,
+                     "pairs": sum(len(s) for s in strata),
+                     "sizes": len(strata),
+                     "median": statistics.median(
+                         [x for s in strata for x in s]),
+                     "ci95": [lo, hi], "interval": "stratified by size",
+                     "verdict": verdict_of(lo, hi, lower_better)}))
+    return out
+
 def summarize(title, key, case, meta, cases="sizes"):
     """The whole report, from the arguments of the hook (TSV JSON): title;
     for each value of column key, in order, case(value, its rows) ->
@@ -848,7 +892,8 @@ def summarize(title, key, case, meta, cases="sizes"):
           " behind only when the CI excludes 1" % (RESAMPLES, SEED))
     summary = [case(v, [r for r in rows if r[key] == v])
                for v in distinct(rows, key)]
-    for label, c in VERDICTS:
+    pools = pooled(VERDICTS)
+    for label, c in VERDICTS + pools:
         verdict_line(label, c)
     json.dump(dict(meta, pairs=len(distinct(rows, "pair")),
                    bootstrap={"resamples": RESAMPLES, "seed": SEED,
@@ -856,6 +901,7 @@ def summarize(title, key, case, meta, cases="sizes"):
                               "statistic": "median of the paired ratios"
                                            " ours/theirs",
                               "interval": "percentile"},
+                   pooled=[c for _, c in pools],
                    **{cases: [e for _, e in summary]}),
               open(out, "w"), indent=2)
 '

@@ -172,6 +172,40 @@ summary noisy 'verdict "parity"' 'c["verdict"] == "parity"'
 summary noisy 'interval includes 1' 'c["ratio"]["ci95"][0] <= 1 <= c["ratio"]["ci95"][1]'
 says noisy 'verdict +poll +4096 B: bandwidth ours/ib_send_bw: parity \(.*includes 1'
 
+# Pooled over sizes: ours about 5 % slower at each of three sizes, too
+# few pairs for any one size to tell (parity each), enough together to
+# tell (behind, the interval stratified by size). One size: no pool.
+{
+	printf 'case\titers\tpair\torder\ttool\tattempts\tmbps\twall_mbps\n'
+	for size in 64 1024 4096; do
+		i=0
+		for r in 0.85 1.05 0.93 0.97 0.90 1.02 0.95; do
+			i=$((i + 1))
+			their=$((30 + 4 * i))
+			ours=$(awk -v r="$r" -v t="$their" 'BEGIN { printf "%.3f", r * t }')
+			printf 'poll-%s\t20000\t%d\t%d\tours\t1\t%s\t%s\n' "$size" "$i" \
+				$((i % 2 + 1)) "$ours" "$ours"
+			printf 'poll-%s\t20000\t%d\t%d\ttheirs\t1\t%s\t%s\n' "$size" "$i" \
+				$((2 - i % 2)) "$their" "$their"
+		done
+	done
+} >"$tmp/pooled.tsv"
+report pooled bench-cq_poll_bw.sh "$tmp/pooled.tsv"
+ran pooled
+check "pooled: each size alone is parity" json_check "$tmp/pooled/summary.json" \
+	'[c["verdict"] for c in d.get("sizes") or d["cases"]] == ["parity"] * 3' ||
+	show "$tmp/pooled.out"
+check "pooled: all sizes together are behind, 21 pairs, median 0.95" \
+	json_check "$tmp/pooled/summary.json" \
+	'len(d["pooled"]) == 1 and d["pooled"][0]["verdict"] == "behind" and
+	 d["pooled"][0]["pairs"] == 21 and d["pooled"][0]["sizes"] == 3 and
+	 abs(d["pooled"][0]["median"] - 0.95) < 1e-6 and
+	 d["pooled"][0]["ci95"][0] <= 0.95 <= d["pooled"][0]["ci95"][1] < 1' ||
+	show "$tmp/pooled.out"
+says pooled '^verdict poll \(all sizes\): bandwidth ours/ib_send_bw: behind \(median 0\.950, 95% CI \[0\.[0-9]+, 0\.[0-9]+\] excludes 1'
+check "pooled: one size gives no pool" json_check "$tmp/noisy/summary.json" \
+	'd["pooled"] == []'
+
 # Deterministic: the same TSV gives the same report, interval included,
 # and so does a copy of it elsewhere.
 cp "$tmp/noisy.tsv" "$tmp/noisy-copy.tsv"
