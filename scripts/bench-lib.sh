@@ -687,15 +687,9 @@ def fmt(v, f="%.2f"):
 
 def bootstrap_ci(ratios, resamples=RESAMPLES, seed=SEED, level=LEVEL):
     """The percentile interval of the median of the paired ratios over
-    resamples of the pairs (with replacement)."""
-    rng, n = random.Random(seed), len(ratios)
-    meds = sorted(statistics.median([ratios[int(rng.random() * n)]
-                                     for _ in range(n)])
-                  for _ in range(resamples))
-    alpha = (1 - level) / 2
-    lo = meds[int(math.floor(alpha * resamples))]
-    hi = meds[min(resamples, int(math.ceil((1 - alpha) * resamples))) - 1]
-    return lo, hi
+    resamples of the pairs (with replacement): stratified_ci of one
+    case."""
+    return stratified_ci([ratios], resamples, seed, level)
 
 def verdict_of(lo, hi, lower_better):
     """ahead or behind only when the interval [lo, hi] of ours/theirs
@@ -836,9 +830,9 @@ def latency(label, size, mine, name, floor=None, head={}, **extra):
     return entry
 
 def stratified_ci(strata, resamples=RESAMPLES, seed=SEED, level=LEVEL):
-    """bootstrap_ci over several cases at once: each resample draws, for every
-    case, its pairs from that case alone (sizes are not exchangeable), and
-    the statistic is the median of all the drawn ratios."""
+    """The percentile interval of the median of the ratios over resamples
+    that draw, for each case of strata, its pairs from that case alone
+    (with replacement; sizes are not exchangeable)."""
     rng = random.Random(seed)
     meds = sorted(statistics.median([s[int(rng.random() * len(s))]
                                      for s in strata for _ in s])
