@@ -10,6 +10,12 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 log=${CQPERF_TEST_LOG:-$top/build/test-logs}
 passed=0 failed=0 skipped=0
+times="" # "name Ns" per step, printed before the totals: where CI's time goes
+mark=$SECONDS
+took() { # took NAME: the time since the last mark
+	times+="$1 $((SECONDS - mark))s; "
+	mark=$SECONDS
+}
 
 step() { # step NAME COMMAND...: one counted check with its log
 	local name=$1
@@ -18,8 +24,10 @@ step() { # step NAME COMMAND...: one counted check with its log
 	if "$@" >"$log/$name.log" 2>&1; then
 		echo "ok - $name"
 		passed=$((passed + 1))
+		took "$name"
 		return 0
 	fi
+	took "$name"
 	echo "not ok - $name (log: $log/$name.log)"
 	tail -n 40 "$log/$name.log" | sed 's/^/# /'
 	failed=$((failed + 1))
@@ -27,12 +35,14 @@ step() { # step NAME COMMAND...: one counted check with its log
 }
 
 summary() {
+	echo "# times: ${times}all ${SECONDS}s"
 	echo "$passed passed, $failed failed, $skipped skipped"
 	[ "$failed" -eq 0 ]
 	exit
 }
 
 "$top/scripts/deps.sh" || { echo "0 passed, 1 failed"; exit 1; }
+took deps
 mkdir -p "$log"
 step autogen ./autogen.sh || summary
 step configure sh -c 'mkdir -p build && cd build && ../configure --enable-werror' || summary
@@ -53,6 +63,7 @@ for t in build/tests/*.trs; do
 		;;
 	esac
 done
+took check
 
 step distcheck make -C build distcheck
 # The packages, from the tarball distcheck made (scripts/test-packages.sh).
@@ -66,6 +77,7 @@ step asan-build sh -c 'mkdir -p build-asan && cd build-asan &&
 # add_suite NAME LOG EXIT-STATUS (77 alone means the whole suite skipped).
 add_suite() {
 	local name=$1 suite_log=$2 rc=$3 line p f s
+	took "$name"
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$suite_log" | tail -n 1)
 	if [ -z "$line" ]; then
 		echo "not ok - $name suite did not complete (exit $rc)"

@@ -259,14 +259,28 @@ static double delta_us(uint64_t now, uint64_t then)
 	return now > then ? (double)(now - then) : 0.0;
 }
 
+void cqp_cpu_split(double total, double user, double sys, double life_user,
+		   double life_sys, double *user_out, double *sys_out)
+{
+	if (user + sys <= 0) {
+		user = life_user;
+		sys = life_sys;
+	}
+	if (user + sys <= 0)
+		user = 1; /* as the kernel does: no samples, all user */
+	*user_out = total * user / (user + sys);
+	*sys_out = total - *user_out;
+}
+
 /* The thread's CPU and its split from s to e, over wall_us. */
 static void thread_figures(const struct cqp_cpu_snap *s,
 			   const struct cqp_cpu_snap *e, double wall_us,
 			   double *cpu_pct, double *user_pct, double *sys_pct)
 {
 	*cpu_pct = pct(delta_us(e->thread_ns, s->thread_ns) / 1e3, wall_us);
-	*user_pct = pct(delta_us(e->user_us, s->user_us), wall_us);
-	*sys_pct = pct(delta_us(e->sys_us, s->sys_us), wall_us);
+	cqp_cpu_split(*cpu_pct, delta_us(e->user_us, s->user_us),
+		      delta_us(e->sys_us, s->sys_us), (double)e->user_us,
+		      (double)e->sys_us, user_pct, sys_pct);
 }
 
 void cqp_acct_thread(const struct cqp_cpu_acct *a, double *cpu_pct,

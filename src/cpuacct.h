@@ -5,9 +5,9 @@
  * (other processes) and a flag when that makes the figures suspect.
  *
  * Sources: CLOCK_THREAD_CPUTIME_ID and CLOCK_PROCESS_CPUTIME_ID (exact),
- * getrusage(RUSAGE_THREAD) for the user/system split (the kernel splits
- * the exact total in the ratio of tick samples), /proc/stat (USER_HZ
- * ticks, 10 ms), /proc/PID/stat of a peer on the same machine, and
+ * getrusage(RUSAGE_THREAD) for the ratio of the user/system split (of
+ * tick samples; cqp_cpu_split applies it to the exact total), /proc/stat
+ * (USER_HZ ticks, 10 ms), /proc/PID/stat of a peer on the same machine, and
  * /proc/PID/schedstat (exact) of every kernel thread (ksoftirqd, kworkers:
  * rxe's data path runs there as much as in softirq proper, and /proc/stat
  * counts that as system time).
@@ -75,6 +75,15 @@ void cqp_acct_end(struct cqp_cpu_acct *a, struct cqp_cost *out);
 /* Only the thread's CPU and its split since begin (idle cost). */
 void cqp_acct_thread(const struct cqp_cpu_acct *a, double *pct,
 		     double *user_pct, double *sys_pct);
+
+/* The thread's exact CPU (total) split in the proportion of getrusage's
+ * user and system deltas.  getrusage's own total is the scheduler's
+ * runtime as of the thread's last tick or switch, up to a tick stale at
+ * either end (6 points of a 70 ms phase), so its deltas are used for the
+ * ratio only.  No delta (a phase within one tick): the thread's lifetime
+ * ratio; no samples at all: all user, as the kernel splits it. */
+void cqp_cpu_split(double total, double user, double sys, double life_user,
+		   double life_sys, double *user_out, double *sys_out);
 
 /* Parsers of /proc/stat (the "cpu" line and, cpu >= 0, "cpuN") and of
  * /proc/PID/stat (utime + stime); 0, or -1 when the text has no such
