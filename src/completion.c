@@ -496,8 +496,11 @@ static int wait_event(struct cqp_comp *c)
 			return r;
 		if (ms == 0)
 			return timed_out(c);
+		/* The deadline itself, not now + whole ms: it stays put from
+		 * wait to wait, so the watchdog need not be woken for it. */
 		if (ms > 0)
-			wake = now + (uint64_t)ms * 1000000u;
+			wake =
+			    c->last_ns + (uint64_t)c->cfg.timeout_ms * 1000000u;
 		/* Wake for the next look at the peer too. */
 		if (c->peer_check && (!wake || peer_due(c) < wake))
 			wake = peer_due(c);

@@ -160,8 +160,9 @@ int cqp_comp_reap_sends_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
 			     uint64_t since_ns, uint32_t wait_ms);
 
 /* Like cqp_comp_reap, but returns 0 when no completion arrived within
- * wait_ms (the blocking event wait notices within the watchdog's 50 ms
- * tick).  For protocols that must act on silence: UD retries, ends. */
+ * wait_ms (the blocking event wait may notice up to 500 ms late after a
+ * stream of waits that ended in time: see watchdog.h).  For protocols
+ * that must act on silence: UD retries, ends. */
 int cqp_comp_reap_within(struct cqp_comp *c, struct ibv_wc *wc, int max,
 			 uint32_t wait_ms);
 /* The same with the wait counted from since_ns (a time the caller has

@@ -2,46 +2,109 @@
 #include "watchdog.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "error.h"
 #include "stats.h"
 
-#define CHECK_NS (50 * 1000 * 1000) /* deadlines are whole seconds */
+/* While a passed deadline stays published, the signal is sent again this
+ * often: it may have landed just before the thread went back to sleep. */
+#define RESIGNAL_NS (50 * 1000 * 1000ull)
+/* The lateness allowed while the thread keeps re-arming before its
+ * deadlines pass (it is alive): from the first to the most, doubling. */
+#define LAZY_MIN_NS (50 * 1000 * 1000ull)
+#define LAZY_MAX_NS (500 * 1000 * 1000ull)
 
 static void on_wake(int sig)
 {
 	(void)sig; /* the point is the EINTR */
 }
 
+/* Sleeps on the futex word until it changes from gen, a wake, or
+ * (ns > 0) ns pass; a signal or a spurious return is harmless, since the
+ * caller looks again. */
+static void futex_sleep(_Atomic uint32_t *word, uint32_t gen, uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000u),
+			      (long)(ns % 1000000000u)};
+
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, gen,
+		ns ? &ts : NULL, NULL, 0);
+}
+
+void cqp_watchdog_wake(struct cqp_watchdog *w)
+{
+	atomic_fetch_add(&w->gen, 1);
+	syscall(SYS_futex, (uint32_t *)&w->gen, FUTEX_WAKE_PRIVATE, 1, NULL,
+		NULL, 0);
+}
+
+/* Looks in a row without a deadline after which the thread is taken to
+ * have stopped waiting (it may just have been between waits at each). */
+#define IDLE_LOOKS 4
+
+/* How late the watchdog may notice a deadline, from what it sees now
+ * (dl) and saw at its last look (prev), with *zeros the looks in a row
+ * without one: more each time the thread has re-armed since (it is
+ * alive), none once it seems to have stopped waiting. */
+static uint64_t next_lazy(uint64_t lazy, uint64_t prev, uint64_t dl,
+			  unsigned *zeros)
+{
+	if (!dl)
+		return ++*zeros >= IDLE_LOOKS ? 0 : lazy;
+	*zeros = 0;
+	if (dl == prev)
+		return lazy;
+	if (!lazy)
+		return LAZY_MIN_NS;
+	return 2 * lazy < LAZY_MAX_NS ? 2 * lazy : LAZY_MAX_NS;
+}
+
 static void *watch(void *arg)
 {
 	struct cqp_watchdog *w = arg;
-	const struct timespec nap = {0, CHECK_NS};
+	uint64_t lazy = 0, prev = 0;
+	unsigned zeros = 0;
 
 	pthread_setname_np(pthread_self(), "cqp-watchdog"); /* for top -H */
-	for (;;) {
-		uint64_t dl;
+	while (!atomic_load(&w->stop)) {
+		uint64_t dl = atomic_load(&w->deadline_ns), now = cqp_now_ns();
+		uint64_t until;
+		uint32_t gen;
 
-		/* A cancellation point: stop() ends the thread here. */
-		clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, NULL);
-		dl =
-		    atomic_load_explicit(&w->deadline_ns, memory_order_acquire);
-		/* Again every nap while it is past: the signal may have landed
-		 * just before the thread went back to sleep. */
-		if (dl && cqp_now_ns() >= dl)
+		if (dl && now >= dl) {
 			pthread_kill(atomic_load(&w->target), SIGUSR1);
+			lazy = zeros = 0;
+			until = now + RESIGNAL_NS;
+		} else {
+			lazy = next_lazy(lazy, prev, dl, &zeros);
+			if (dl)
+				until = dl > now + lazy ? dl : now + lazy;
+			else
+				until = lazy ? now + lazy : UINT64_MAX;
+		}
+		prev = dl;
+		/* Publish which arms must wake us (those we would notice more
+		 * than lazy late), then look once more: an arm that came
+		 * between sees it and wakes us, or is seen here. */
+		atomic_store(&w->wake_below_ns,
+			     until == UINT64_MAX ? UINT64_MAX : until - lazy);
+		gen = atomic_load(&w->gen);
+		if (atomic_load(&w->deadline_ns) != dl || atomic_load(&w->stop))
+			continue;
+		futex_sleep(&w->gen, gen,
+			    until == UINT64_MAX ? 0 : until - now);
 	}
 	return NULL;
 }
 
-/* A caller pinned to one CPU (--cpu) is the benchmark thread: its
- * watchdog wakes 20 times a second and must not do so on that CPU. */
 static void keep_off_caller(pthread_attr_t *attr)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -71,6 +134,10 @@ int cqp_watchdog_start(struct cqp_watchdog *w)
 				strerror(errno));
 	atomic_store(&w->target, pthread_self());
 	atomic_store(&w->deadline_ns, 0);
+	/* No arm wakes the thread before its first look, which sees it. */
+	atomic_store(&w->wake_below_ns, 0);
+	atomic_store(&w->gen, 0);
+	atomic_store(&w->stop, false);
 	err = pthread_attr_init(&attr);
 	if (!err) {
 		keep_off_caller(&attr);
@@ -88,7 +155,8 @@ void cqp_watchdog_stop(struct cqp_watchdog *w)
 {
 	if (!w->running)
 		return;
-	pthread_cancel(w->thread);
+	atomic_store(&w->stop, true);
+	cqp_watchdog_wake(w);
 	pthread_join(w->thread, NULL);
 	w->running = false;
 }

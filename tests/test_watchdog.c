@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The watchdog: a blocking read is broken at its deadline, however the
+ * deadline came (after idleness, after a later one, already past when the
+ * read began), and between deadlines the watchdog thread does not wake. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "clock.h"
+#include "watchdog.h"
+
+static int pipefd[2];
+
+/* A read of the empty pipe, as the engine's channel read: how many ms it
+ * blocked before EINTR (-1: it returned otherwise). */
+static long blocked_read_ms(void)
+{
+	uint64_t t0 = cqp_now_ns();
+	char c;
+
+	if (read(pipefd[0], &c, 1) >= 0 || errno != EINTR)
+		return -1;
+	return (long)((cqp_now_ns() - t0) / 1000000u);
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* The watchdog thread's context switches so far (-1: not found). */
+static long watchdog_switches(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	long n = -1;
+
+	while (d && (e = readdir(d))) {
+		char path[300], line[128];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (fgets(line, sizeof(line), f) &&
+		    !strcmp(line, "cqp-watchdog\n")) {
+			long v, iv;
+
+			fclose(f);
+			snprintf(path, sizeof(path),
+				 "/proc/self/task/%s/status", e->d_name);
+			if (!(f = fopen(path, "r")))
+				break;
+			v = iv = -1;
+			while (fgets(line, sizeof(line), f)) {
+				sscanf(line, "voluntary_ctxt_switches: %ld",
+				       &v);
+				sscanf(line, "nonvoluntary_ctxt_switches: %ld",
+				       &iv);
+			}
+			n = v >= 0 && iv >= 0 ? v + iv : -1;
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static uint64_t in_ms(long ms)
+{
+	return cqp_now_ns() + (uint64_t)ms * 1000000u;
+}
+
+int main(void)
+{
+	struct cqp_watchdog w = {0};
+	long ms, before;
+
+	CHECK(cqp_clock_init(CQP_CLOCK_AUTO) == 0);
+	CHECK(pipe(pipefd) == 0);
+	CHECK(cqp_watchdog_start(&w) == 0);
+
+	/* Armed from idle: broken at the deadline, not a tick later. */
+	nap_ms(100);
+	cqp_watchdog_arm(&w, in_ms(100));
+	ms = blocked_read_ms();
+	cqp_watchdog_disarm(&w);
+	printf("armed from idle: broken after %ld ms (deadline 100)\n", ms);
+	CHECK(ms >= 99 && ms < 1000);
+
+	/* A shorter wait after a longer one: the earlier deadline wakes
+	 * the watchdog, which was sleeping towards the later one. */
+	cqp_watchdog_arm(&w, in_ms(10000));
+	nap_ms(50);
+	cqp_watchdog_disarm(&w);
+	cqp_watchdog_arm(&w, in_ms(100));
+	ms = blocked_read_ms();
+	cqp_watchdog_disarm(&w);
+	printf("after a later deadline: broken after %ld ms (deadline 100)\n",
+	       ms);
+	CHECK(ms >= 99 && ms < 1000);
+
+	/* Past before the read began (its signal landed before it): the
+	 * signal comes again. */
+	cqp_watchdog_arm(&w, in_ms(1));
+	nap_ms(20);
+	ms = blocked_read_ms();
+	cqp_watchdog_disarm(&w);
+	printf("already past: broken after %ld ms\n", ms);
+	CHECK(ms >= 0 && ms < 1000);
+
+	/* Quiet between deadlines, armed (far off) or not: the old 50 ms
+	 * tick would have woken it about 10 times in each half second. */
+	nap_ms(100);
+	before = watchdog_switches();
+	CHECK(before >= 0);
+	cqp_watchdog_arm(&w, in_ms(10000));
+	nap_ms(500);
+	cqp_watchdog_disarm(&w);
+	nap_ms(500);
+	printf("watchdog switches over 1 s between deadlines: %ld\n",
+	       watchdog_switches() - before);
+	CHECK(watchdog_switches() - before <= 3);
+
+	/* A stream: re-armed every millisecond, 20 ms ahead, never past.
+	 * A deadline-exact watchdog would wake 50 times a second, the old
+	 * tick 20; it lets itself be late instead. */
+	before = watchdog_switches();
+	for (int i = 0; i < 1000; i++) {
+		cqp_watchdog_arm(&w, in_ms(20));
+		nap_ms(1);
+		cqp_watchdog_disarm(&w);
+	}
+	printf("watchdog switches over a 1000-wait stream: %ld\n",
+	       watchdog_switches() - before);
+	CHECK(watchdog_switches() - before <= 12);
+	/* Then the stream stops and the thread blocks: noticed within the
+	 * lateness it allowed itself (500 ms at most). */
+	cqp_watchdog_arm(&w, in_ms(20));
+	ms = blocked_read_ms();
+	cqp_watchdog_disarm(&w);
+	printf("after the stream: a 20 ms deadline broken after %ld ms\n", ms);
+	CHECK(ms >= 19 && ms < 1000);
+	/* Having had to signal, it is exact again. */
+	cqp_watchdog_arm(&w, in_ms(100));
+	ms = blocked_read_ms();
+	cqp_watchdog_disarm(&w);
+	printf("next: a 100 ms deadline broken after %ld ms\n", ms);
+	CHECK(ms >= 99 && ms < 300);
+
+	/* Stopping an idle watchdog returns (nothing wakes it else). */
+	cqp_watchdog_stop(&w);
+	CHECK(!w.running);
+	/* And it starts again, for the next step. */
+	CHECK(cqp_watchdog_start(&w) == 0);
+	cqp_watchdog_arm(&w, in_ms(50));
+	ms = blocked_read_ms();
+	cqp_watchdog_disarm(&w);
+	CHECK(ms >= 49 && ms < 1000);
+	cqp_watchdog_stop(&w);
+	return check_done("test_watchdog");
+}
