@@ -80,6 +80,17 @@ static uint64_t in_ms(long ms)
 	return cqp_now_ns() + (uint64_t)ms * 1000000u;
 }
 
+/* Armed ms ahead, then blocked: after how many ms the read broke. */
+static long broken_after(struct cqp_watchdog *w, long deadline_ms)
+{
+	long ms;
+
+	cqp_watchdog_arm(w, in_ms(deadline_ms));
+	ms = blocked_read_ms();
+	cqp_watchdog_disarm(w);
+	return ms;
+}
+
 int main(void)
 {
 	struct cqp_watchdog w = {0};
@@ -91,9 +102,7 @@ int main(void)
 
 	/* Armed from idle: broken at the deadline, not a tick later. */
 	nap_ms(100);
-	cqp_watchdog_arm(&w, in_ms(100));
-	ms = blocked_read_ms();
-	cqp_watchdog_disarm(&w);
+	ms = broken_after(&w, 100);
 	printf("armed from idle: broken after %ld ms (deadline 100)\n", ms);
 	CHECK(ms >= 99 && ms < 1000);
 
@@ -102,9 +111,7 @@ int main(void)
 	cqp_watchdog_arm(&w, in_ms(10000));
 	nap_ms(50);
 	cqp_watchdog_disarm(&w);
-	cqp_watchdog_arm(&w, in_ms(100));
-	ms = blocked_read_ms();
-	cqp_watchdog_disarm(&w);
+	ms = broken_after(&w, 100);
 	printf("after a later deadline: broken after %ld ms (deadline 100)\n",
 	       ms);
 	CHECK(ms >= 99 && ms < 1000);
@@ -145,15 +152,11 @@ int main(void)
 	CHECK(watchdog_switches() - before <= 12);
 	/* Then the stream stops and the thread blocks: noticed within the
 	 * lateness it allowed itself (500 ms at most). */
-	cqp_watchdog_arm(&w, in_ms(20));
-	ms = blocked_read_ms();
-	cqp_watchdog_disarm(&w);
+	ms = broken_after(&w, 20);
 	printf("after the stream: a 20 ms deadline broken after %ld ms\n", ms);
 	CHECK(ms >= 19 && ms < 1000);
 	/* Having had to signal, it is exact again. */
-	cqp_watchdog_arm(&w, in_ms(100));
-	ms = blocked_read_ms();
-	cqp_watchdog_disarm(&w);
+	ms = broken_after(&w, 100);
 	printf("next: a 100 ms deadline broken after %ld ms\n", ms);
 	CHECK(ms >= 99 && ms < 300);
 
@@ -162,9 +165,7 @@ int main(void)
 	CHECK(!w.running);
 	/* And it starts again, for the next step. */
 	CHECK(cqp_watchdog_start(&w) == 0);
-	cqp_watchdog_arm(&w, in_ms(50));
-	ms = blocked_read_ms();
-	cqp_watchdog_disarm(&w);
+	ms = broken_after(&w, 50);
 	CHECK(ms >= 49 && ms < 1000);
 	cqp_watchdog_stop(&w);
 	return check_done("test_watchdog");
