@@ -14,20 +14,9 @@ import time
 
 TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path.insert(0, os.path.join(TOP, "scripts"))
+sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests")]
 import cqperflib as lib  # noqa: E402
-
-passed = failed = 0
-
-
-def check(what, cond):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok - " + what)
-    else:
-        failed += 1
-        print("not ok - " + what)
+from pycheck import check, finish  # noqa: E402
 
 
 def raises(fn, *a):
@@ -126,5 +115,4 @@ t0 = time.monotonic()
 check("wait_listen stops once the server has ended",
       not lib.wait_listen(port, proc, 10) and time.monotonic() - t0 < 1)
 
-print("%d passed, %d failed, 0 skipped" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()

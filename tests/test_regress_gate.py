@@ -13,25 +13,14 @@ import sys
 
 TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path.insert(0, os.path.join(TOP, "scripts"))
+sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests")]
+from pycheck import check, finish  # noqa: E402
+
 path = os.path.join(TOP, "scripts", "cqperf-regress")
 loader = importlib.machinery.SourceFileLoader("cqperf_regress", path)
 spec = importlib.util.spec_from_loader("cqperf_regress", loader)
 regress = importlib.util.module_from_spec(spec)
 loader.exec_module(regress)
-
-passed = failed = 0
-
-
-def check(what, cond):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok - " + what)
-    else:
-        failed += 1
-        print("not ok - " + what)
-
 
 A = ("cq_poll_bw-size_64-cq-mode_event.json", "64 B", "msg_rate_mpps")
 B = ("cm_event_stress-cm-mode_nonblock.json", "summary", "conn_per_s")
@@ -75,5 +64,4 @@ check("--tries 1: one regression fails", rc == 1 and tries == [1])
 rc, tries, _ = run(3, [(1, {A}), (2, set())])
 check("unusable input ends the gate with 2", rc == 2 and tries == [1, 2])
 
-print("%d passed, %d failed, 0 skipped" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()
