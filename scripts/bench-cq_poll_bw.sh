@@ -38,11 +38,12 @@ make_specs() { specs_by_mode_size 1000 64=50000 4096=20000 65536=2000; }
 # (one QP).
 rx_depth=512
 
-tsv_columns=(mbps wall_mbps)
+# rxe_retries: rxe's retransmissions in the run (measure's $run_retries).
+tsv_columns=(mbps wall_mbps rxe_retries)
 
 record() {
     local pair=$4
-    fields=("$mbps" "$wall_mbps")
+    fields=("$mbps" "$wall_mbps" "$run_retries")
     printf '%s: %-12s pair %d %-6s %10.2f MB/s (client wall clock: %.2f)\n' \
         "$prog" "$(describe "$2")" "$pair" "$1" "$mbps" "$wall_mbps" >&2
 }
@@ -73,9 +74,12 @@ report() {
 def mode_case(case, mine):
     mode, size = case.rsplit("-", 1)
     label = "%-5s %7d B" % (mode, int(size))
-    return label, bandwidth(label, size, mine, "ib_send_bw" +
-                            (" -e" if mode == "event" else ""),
-                            head={"mode": mode})
+    entry = bandwidth(label, size, mine, "ib_send_bw" +
+                      (" -e" if mode == "event" else ""),
+                      head={"mode": mode})
+    counts(label, entry, mine, "rxe_retries",
+           "rxe retransmissions a run (its retry timer fired)")
+    return label, entry
 summarize("cq_poll_bw vs ib_send_bw (-e in event mode), average bandwidth in"
           " MB/s (2^20 B/s)", "case", mode_case,
           {"benchmark": "cq_poll_bw vs ib_send_bw", "unit": "MiB/s"},

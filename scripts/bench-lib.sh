@@ -117,6 +117,7 @@ top=$(cd "$here/.." && pwd)
 usage() { sed -n 's/^# \{0,1\}Usage: //p' "$0" >&2; exit 2; }
 
 attempts_max=3
+run_retries= # measure's, for record
 run_timeout=180
 # Server and client each on a CPU of their own, for both tools alike: left
 # to the scheduler, two spinning processes in a 2-CPU TCG guest swing
@@ -332,11 +333,18 @@ finish_server_within() {
 # One measurement with retries; sets $attempts (no subshell, so that
 # $server_pid stays ours to clean up).
 measure() {
-    local tool=$1 case=$2 iters=$3 pair=$4 log
+    local tool=$1 case=$2 iters=$3 pair=$4 log r0
     for ((attempts = 1; attempts <= attempts_max; attempts++)); do
         log=$logs/$tool-$case-pair$pair-try$attempts
+        r0=$(rxe_retries)
         if "run_$tool" "$case" "$iters" "$log" &&
             plausible "$tool" "$case" "$iters"; then
+            run_retries=$(rxe_retries)
+            if [ -n "$r0" ] && [ -n "$run_retries" ]; then
+                run_retries=$((run_retries - r0))
+            else
+                run_retries=
+            fi
             return 0
         fi
         stop_server
@@ -348,6 +356,18 @@ measure() {
     done
     attempts=$attempts_max
     return 1
+}
+
+# rxe_retries: the device's count of RC retransmissions, rxe's
+# completer_retry_err (its retry timer fired and the unacknowledged sends
+# went again), or nothing where the device has no such counter.
+# measure() sets $run_retries, the run's share, for record.  Under TCG
+# rxe retransmits all through a stream, at a rate a second that is the
+# same for both tools: a longer (slower) run counts more.
+rxe_retries() {
+    local f=/sys/class/infiniband/$dev/ports/1/hw_counters/completer_retry_err
+    [ -r "$f" ] && cat "$f"
+    return 0
 }
 
 # timed_client LOG CMD...: CMD on the client CPU under the per-run timeout,
@@ -770,6 +790,18 @@ def run_entry(size, mine, columns, head={}, tools=("ours", "theirs"),
     entry.update(extra)
     entry["retries"] = sum(int(r["attempts"]) - 1 for r in mine)
     return entry
+
+def counts(label, entry, mine, col, what):
+    """A per-run count of both tools, where the TSV has column col (older
+    ones do not): kept in entry as TOOL_COL, its medians printed under
+    label as what."""
+    if not mine or col not in mine[0]:
+        return
+    for tool in ("ours", "theirs"):
+        entry[tool + "_" + col] = values(mine, tool, col)
+    print("%s  %s: median ours %s  theirs %s" % (
+        " " * len(label), what, fmt(med(entry["ours_" + col]), "%.0f"),
+        fmt(med(entry["theirs_" + col]), "%.0f")))
 
 def bandwidth(label, size, mine, name, **extra):
     """A bandwidth case (columns mbps and wall_mbps, higher is better)

@@ -154,6 +154,18 @@ json_check "$tmp/ahead/summary.json" \
 says ahead '^verdict +poll +4096 B: bandwidth ours/ib_send_bw: ahead \(median 1\.[0-9]+, 95% CI \[1\.[0-9]+, 1\.[0-9]+\] excludes 1; higher is better\)'
 says ahead '^ +first +ours +theirs +ours '
 
+check "ahead: no retransmission line without its column" \
+	sh -c "! grep -q 'rxe retransmissions' '$tmp/ahead.out'"
+# The same runs with rxe's retransmissions counted (bench-lib's measure):
+# each tool's medians printed and kept.
+awk -F '\t' -v OFS='\t' 'NR == 1 { print $0, "rxe_retries"; next }
+	{ print $0, ($5 == "ours" ? 20 : 10) + $3 }' "$tmp/ahead.tsv" >"$tmp/retries.tsv"
+report retries bench-cq_poll_bw.sh "$tmp/retries.tsv"
+ran retries
+says retries '^ +rxe retransmissions a run \(its retry timer fired\): median ours 24 +theirs 14$'
+summary retries 'each run'"'"'s retransmissions, in pair order' \
+	'c["ours_rxe_retries"][:2] == [21, 22] and c["theirs_rxe_retries"][-1] == 17'
+
 # Ours about 15 % slower.
 bw_tsv "$tmp/behind.tsv" "25.4 35.6 43.3 31.0 51.2 37.9 28.6" \
 	"30.0 41.5 51.2 36.4 60.1 44.3 33.5"
