@@ -14,8 +14,11 @@
 # bytes/s) pair by pair, the medians, the median of the paired ratios
 # ours/theirs with its 95 % confidence interval (paired bootstrap over the
 # pairs, fixed seed) and a verdict: ahead or behind when the interval
-# excludes 1 (higher is better), else parity. Writes summary.json and
-# runs.tsv to DIR (default: build/bench-cq_poll_bw). --report TSV: no
+# excludes 1 (higher is better), else parity; and the median of each
+# tool's rxe retransmissions a run (rxe's completer_retry_err around the
+# run; summary.json: ours_rxe_retries, theirs_rxe_retries). Writes
+# summary.json and runs.tsv to DIR (default: build/bench-cq_poll_bw).
+# --report TSV: no
 # runs, the report of an earlier run's runs.tsv again (summary.json into
 # DIR, default TSV's folder). --timeout: the whole run's (default 1800 s
 # plus 30 s a run).
