@@ -6,7 +6,7 @@
 # first alternating from pair to pair) so that drift in the (noisy,
 # TCG-emulated) guest cancels.
 #
-# Usage: bench-cm_event_stress.sh [--out DIR] [--timeout SEC] [--report TSV]
+# Usage: bench-cm_event_stress.sh [--out DIR] [--timeout SEC] [--report TSV]...
 #
 # BENCH_CONNECTIONS (default 500) connections per run, BENCH_PAIRS
 # (default 7, at least 7, at most 1000; BENCH_RUNS is its deprecated

@@ -8,7 +8,7 @@
 # order rotating from pair to pair so that drift in the (noisy,
 # TCG-emulated) guest cancels.
 #
-# Usage: bench-cq_event_lat.sh [--out DIR] [--timeout SEC] [--report TSV]
+# Usage: bench-cq_event_lat.sh [--out DIR] [--timeout SEC] [--report TSV]...
 #
 # Sizes 64 and 4096 bytes in each mode, BENCH_PAIRS (default 7, at least
 # 7, at most 1000; BENCH_RUNS is its deprecated alias) pairs per mode and

@@ -5,7 +5,7 @@
 # tool, which goes first alternating from pair to pair) so that drift in
 # the (noisy, TCG-emulated) guest cancels.
 #
-# Usage: bench-cq_poll_bw.sh [--out DIR] [--timeout SEC] [--report TSV]
+# Usage: bench-cq_poll_bw.sh [--out DIR] [--timeout SEC] [--report TSV]...
 #
 # Sizes 64, 4096 and 65536 bytes in each mode, BENCH_PAIRS (default 7, at least 7, at
 # most 1000; BENCH_RUNS is its deprecated alias) pairs per size;

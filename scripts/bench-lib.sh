@@ -10,7 +10,8 @@
 # with several sizes of a mode, also a verdict over all of them (pooled).
 # Sourced, not run: the script ends with `bench_main "$@"`, which
 # re-invokes it with --inner on soft-RoCE, or with --report TSV makes the
-# report of an earlier run's runs.tsv again, on this machine.
+# report of an earlier run's runs.tsv again, on this machine (of several
+# runs pooled, when given more than once).
 #
 # The script calls bench_tools (which sets tools, need_files, need_cmds
 # and the perftest settings to match), and bench_floor for latency, sets
@@ -684,6 +685,30 @@ def load(tsv):
         sys.exit(2)
     return rows
 
+def pool(tsvs, out):
+    """Several runs.tsv as one, to out: each pair renamed RUN.PAIR (RUN
+    counting the files from 1), so that the pairs of all of them are
+    resampled together; exit 2 unless they have the same columns."""
+    fields, rows = None, []
+    for k, tsv in enumerate(tsvs, 1):
+        with open(tsv) as f:
+            r = csv.DictReader(f, delimiter="\t")
+            if fields is None:
+                fields = r.fieldnames or []
+            elif r.fieldnames != fields:
+                sys.stderr.write("%s: columns %s, not %s as in %s: runs of"
+                                 " another bench or release\n"
+                                 % (tsv, ",".join(r.fieldnames or []),
+                                    ",".join(fields), tsvs[0]))
+                sys.exit(2)
+            for row in r:
+                row["pair"] = "%d.%s" % (k, row["pair"])
+                rows.append(row)
+    with open(out, "w") as f:
+        w = csv.DictWriter(f, fields, delimiter="\t", lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+
 def distinct(rows, key):
     seen = []
     for r in rows:
@@ -966,15 +991,15 @@ bench_main() {
         exit
     fi
 
-    local out_dir='' timeout_s='' report_tsv=''
+    local out_dir='' timeout_s='' report_tsv='' reports=()
     while [ $# -gt 0 ]; do
         case $1 in
             --out) [ $# -ge 2 ] || usage; out_dir=$2; shift 2 ;;
             --out=*) out_dir=${1#*=}; shift ;;
             --timeout) [ $# -ge 2 ] || usage; timeout_s=$2; shift 2 ;;
             --timeout=*) timeout_s=${1#*=}; shift ;;
-            --report) [ $# -ge 2 ] || usage; report_tsv=$2; shift 2 ;;
-            --report=*) report_tsv=${1#*=}; shift ;;
+            --report) [ $# -ge 2 ] || usage; reports+=("$2"); shift 2 ;;
+            --report=*) reports+=("${1#*=}"); shift ;;
             -h|--help) usage ;;
             *) echo "$prog: unknown argument $1" >&2; usage ;;
         esac
@@ -982,8 +1007,21 @@ bench_main() {
 
     # --report TSV: the report of an earlier run again, here and now (no
     # soft-RoCE needed), summary.json into --out DIR, else beside TSV.
-    if [ -n "$report_tsv" ]; then
-        [ -f "$report_tsv" ] || { echo "$prog: --report: no file $report_tsv" >&2; exit 2; }
+    # Given more than once: those runs' pairs pooled into one report
+    # (DIR/runs-pooled.tsv, pairs renamed RUN.PAIR), which wants --out.
+    if [ ${#reports[@]} -gt 0 ]; then
+        for report_tsv in "${reports[@]}"; do
+            [ -f "$report_tsv" ] || { echo "$prog: --report: no file $report_tsv" >&2; exit 2; }
+        done
+        report_tsv=${reports[0]}
+        if [ ${#reports[@]} -gt 1 ]; then
+            [ -n "$out_dir" ] ||
+                { echo "$prog: --report given ${#reports[@]} times: pooling them wants --out DIR" >&2; exit 2; }
+            mkdir -p "$out_dir"
+            report_tsv=$out_dir/runs-pooled.tsv
+            bench_python "$report_tsv" "${reports[@]}" <<<'pool(sys.argv[2:], sys.argv[1])' ||
+                exit
+        fi
         out_dir=${out_dir:-$(dirname "$report_tsv")}
         mkdir -p "$out_dir"
         report "$report_tsv" "$out_dir/summary.json"

@@ -5,7 +5,7 @@
 # on soft-RoCE, 64-byte messages, in pairs of runs (one of each tool, the
 # order alternating) so that drift in the TCG guest cancels.
 #
-# Usage: bench-rate.sh [--out DIR] [--timeout SEC] [--report TSV]
+# Usage: bench-rate.sh [--out DIR] [--timeout SEC] [--report TSV]...
 #
 # Rates 1000, 5000 and 20000 messages/s (BENCH_RATES: others), each run
 # about 2 s (iterations = 2 x rate), BENCH_PAIRS pairs (default 7, at

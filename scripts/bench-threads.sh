@@ -9,7 +9,7 @@
 #   threads-SIZE --threads 2 against --threads 1 (does a second thread buy
 #                anything on this device?)
 #
-# Usage: bench-threads.sh [--out DIR] [--timeout SEC] [--report TSV]
+# Usage: bench-threads.sh [--out DIR] [--timeout SEC] [--report TSV]...
 #
 # BENCH_PAIRS pairs (default 7, at least 7); iterations per QP and thread
 # from BENCH_ITERS_64 and BENCH_ITERS_4096. Per case: each run's bandwidth

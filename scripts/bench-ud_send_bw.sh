@@ -5,7 +5,7 @@
 # which goes first alternating from pair to pair) so that drift in the
 # (noisy, TCG-emulated) guest cancels.
 #
-# Usage: bench-ud_send_bw.sh [--out DIR] [--timeout SEC] [--report TSV]
+# Usage: bench-ud_send_bw.sh [--out DIR] [--timeout SEC] [--report TSV]...
 #
 # Sizes 64, 1024 and 4096 bytes (UD: at most the MTU), BENCH_PAIRS
 # (default 7, at least 7, at most 1000; BENCH_RUNS is its deprecated

@@ -6,7 +6,7 @@
 # runs, one of each tool (a "pair"), the order rotating from pair to pair
 # so that drift in the (noisy, TCG-emulated) guest cancels.
 #
-# Usage: bench-ud_send_lat.sh [--out DIR] [--timeout SEC] [--report TSV]
+# Usage: bench-ud_send_lat.sh [--out DIR] [--timeout SEC] [--report TSV]...
 #
 # Size 64 bytes, BENCH_PAIRS (default 7, at least 7, at most 1000;
 # BENCH_RUNS is its deprecated alias) pairs; BENCH_ITERS_64 (default

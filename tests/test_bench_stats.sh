@@ -184,14 +184,14 @@ summary noisy 'verdict "parity"' 'c["verdict"] == "parity"'
 summary noisy 'interval includes 1' 'c["ratio"]["ci95"][0] <= 1 <= c["ratio"]["ci95"][1]'
 says noisy 'verdict +poll +4096 B: bandwidth ours/ib_send_bw: parity \(.*includes 1'
 
-# Pooled over sizes: ours about 5 % slower at each of three sizes, too
-# few pairs for any one size to tell (parity each), enough together to
-# tell (behind, the interval stratified by size). One size: no pool.
-{
+# ratio_tsv "SIZES" "R...": bench-cq_poll_bw.sh's runs to stdout, each
+# size a pair per R, theirs 30 + 4 * pair MB/s, ours R times that.
+ratio_tsv() {
+	local size r i their ours
 	printf 'case\titers\tpair\torder\ttool\tattempts\tmbps\twall_mbps\n'
-	for size in 64 1024 4096; do
+	for size in $1; do
 		i=0
-		for r in 0.85 1.05 0.93 0.97 0.90 1.02 0.95; do
+		for r in $2; do
 			i=$((i + 1))
 			their=$((30 + 4 * i))
 			ours=$(awk -v r="$r" -v t="$their" 'BEGIN { printf "%.3f", r * t }')
@@ -201,7 +201,12 @@ says noisy 'verdict +poll +4096 B: bandwidth ours/ib_send_bw: parity \(.*include
 				$((2 - i % 2)) "$their" "$their"
 		done
 	done
-} >"$tmp/pooled.tsv"
+}
+
+# Pooled over sizes: ours about 5 % slower at each of three sizes, too
+# few pairs for any one size to tell (parity each), enough together to
+# tell (behind, the interval stratified by size). One size: no pool.
+ratio_tsv "64 1024 4096" "0.85 1.05 0.93 0.97 0.90 1.02 0.95" >"$tmp/pooled.tsv"
 report pooled bench-cq_poll_bw.sh "$tmp/pooled.tsv"
 ran pooled
 check "pooled: each size alone is parity" json_check "$tmp/pooled/summary.json" \
@@ -217,6 +222,33 @@ check "pooled: all sizes together are behind, 21 pairs, median 0.95" \
 says pooled '^verdict poll \(all sizes\): bandwidth ours/ib_send_bw: behind \(median 0\.950, 95% CI \[0\.[0-9]+, 0\.[0-9]+\] excludes 1'
 check "pooled: one size gives no pool" json_check "$tmp/noisy/summary.json" \
 	'd["pooled"] == []'
+
+# Runs pooled (--report twice): two runs of 7 pairs, ours about 5 %
+# slower, parity each; their 14 pairs together tell: behind.
+ratio_tsv 4096 "0.85 1.05 0.93 0.97 0.90 1.02 0.95" >"$tmp/run1.tsv"
+ratio_tsv 4096 "0.97 0.88 1.03 0.95 0.96 0.92 1.01" >"$tmp/run2.tsv"
+report run2 bench-cq_poll_bw.sh "$tmp/run2.tsv"
+ran run2
+summary run2 'one run alone: parity' 'c["verdict"] == "parity"'
+rm -rf "$tmp/runs"
+"$scripts/bench-cq_poll_bw.sh" --report "$tmp/run1.tsv" --report "$tmp/run2.tsv" \
+	--out "$tmp/runs" >"$tmp/runs.out" 2>"$tmp/runs.err"
+rc=$?
+ran runs
+summary runs 'two runs pooled: 14 pairs, behind' \
+	'c["ratio"]["pairs"] == 14 and c["verdict"] == "behind" and
+	 c["ratio"]["ci95"][1] < 1 and d["pairs"] == 14'
+says runs '^poll +4096 B +pair +1\.1 +1\.2 .* 2\.7$'
+check "runs: the pooled runs kept as runs-pooled.tsv" \
+	test "$(grep -c '^poll-4096' "$tmp/runs/runs-pooled.tsv")" -eq 28
+"$scripts/bench-cq_poll_bw.sh" --report "$tmp/run1.tsv" --report "$tmp/run2.tsv" \
+	>"$tmp/runs-noout.out" 2>&1
+check "runs: pooling without --out exits 2 naming --out" \
+	test $? -eq 2 -a -n "$(grep -e '--out DIR' "$tmp/runs-noout.out")"
+"$scripts/bench-cq_poll_bw.sh" --report "$tmp/run1.tsv" --report "$tmp/retries.tsv" \
+	--out "$tmp/runs-mixed" >"$tmp/runs-mixed.out" 2>&1
+check "runs: runs with other columns exit 2 naming the file" \
+	test $? -eq 2 -a -n "$(grep -F "$tmp/retries.tsv: columns" "$tmp/runs-mixed.out")"
 
 # Deterministic: the same TSV gives the same report, interval included,
 # and so does a copy of it elsewhere.
