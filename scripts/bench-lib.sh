@@ -1013,17 +1013,18 @@ bench_main() {
         for report_tsv in "${reports[@]}"; do
             [ -f "$report_tsv" ] || { echo "$prog: --report: no file $report_tsv" >&2; exit 2; }
         done
+        if [ ${#reports[@]} -gt 1 ] && [ -z "$out_dir" ]; then
+            echo "$prog: --report given ${#reports[@]} times: pooling them wants --out DIR" >&2
+            exit 2
+        fi
         report_tsv=${reports[0]}
+        out_dir=${out_dir:-$(dirname "$report_tsv")}
+        mkdir -p "$out_dir"
         if [ ${#reports[@]} -gt 1 ]; then
-            [ -n "$out_dir" ] ||
-                { echo "$prog: --report given ${#reports[@]} times: pooling them wants --out DIR" >&2; exit 2; }
-            mkdir -p "$out_dir"
             report_tsv=$out_dir/runs-pooled.tsv
             bench_python "$report_tsv" "${reports[@]}" <<<'pool(sys.argv[2:], sys.argv[1])' ||
                 exit
         fi
-        out_dir=${out_dir:-$(dirname "$report_tsv")}
-        mkdir -p "$out_dir"
         report "$report_tsv" "$out_dir/summary.json"
         exit
     fi

@@ -79,14 +79,17 @@ lat_tsv() {
 	done
 }
 
-# report NAME SCRIPT TSV: SCRIPT --report TSV, summary.json into
-# $tmp/NAME/; stdout in $tmp/NAME.out, stderr in $tmp/NAME.err, status in
-# $rc.
+# report NAME SCRIPT TSV...: SCRIPT --report TSV (each of them: pooled),
+# summary.json into $tmp/NAME/; stdout in $tmp/NAME.out, stderr in
+# $tmp/NAME.err, status in $rc.
 rc=0
 report() {
-	local name=$1 script=$2 tsv=$3
+	local name=$1 script=$2 tsv
+	local -a args=()
+	shift 2
+	for tsv; do args+=(--report "$tsv"); done
 	rm -rf "${tmp:?}/$name"
-	"$scripts/$script" --report "$tsv" --out "$tmp/$name" \
+	"$scripts/$script" "${args[@]}" --out "$tmp/$name" \
 		>"$tmp/$name.out" 2>"$tmp/$name.err"
 	rc=$?
 }
@@ -230,10 +233,7 @@ ratio_tsv 4096 "0.97 0.88 1.03 0.95 0.96 0.92 1.01" >"$tmp/run2.tsv"
 report run2 bench-cq_poll_bw.sh "$tmp/run2.tsv"
 ran run2
 summary run2 'one run alone: parity' 'c["verdict"] == "parity"'
-rm -rf "$tmp/runs"
-"$scripts/bench-cq_poll_bw.sh" --report "$tmp/run1.tsv" --report "$tmp/run2.tsv" \
-	--out "$tmp/runs" >"$tmp/runs.out" 2>"$tmp/runs.err"
-rc=$?
+report runs bench-cq_poll_bw.sh "$tmp/run1.tsv" "$tmp/run2.tsv"
 ran runs
 summary runs 'two runs pooled: 14 pairs, behind' \
 	'c["ratio"]["pairs"] == 14 and c["verdict"] == "behind" and
@@ -245,10 +245,9 @@ check "runs: the pooled runs kept as runs-pooled.tsv" \
 	>"$tmp/runs-noout.out" 2>&1
 check "runs: pooling without --out exits 2 naming --out" \
 	test $? -eq 2 -a -n "$(grep -e '--out DIR' "$tmp/runs-noout.out")"
-"$scripts/bench-cq_poll_bw.sh" --report "$tmp/run1.tsv" --report "$tmp/retries.tsv" \
-	--out "$tmp/runs-mixed" >"$tmp/runs-mixed.out" 2>&1
+report runs-mixed bench-cq_poll_bw.sh "$tmp/run1.tsv" "$tmp/retries.tsv"
 check "runs: runs with other columns exit 2 naming the file" \
-	test $? -eq 2 -a -n "$(grep -F "$tmp/retries.tsv: columns" "$tmp/runs-mixed.out")"
+	test "$rc" -eq 2 -a -n "$(grep -F "$tmp/retries.tsv: columns" "$tmp/runs-mixed.err")"
 
 # Deterministic: the same TSV gives the same report, interval included,
 # and so does a copy of it elsewhere.
