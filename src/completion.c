@@ -188,6 +188,36 @@ void cqp_comp_destroy(struct cqp_comp *c)
 	c->epfd = -1;
 }
 
+/* --cq-mod COUNT,0: the last completions of a burst (fewer than COUNT)
+ * raise no event, so sleeps end on a timer too.  epoll keeps that timer
+ * exact (the watchdog may be late); a shared channel, which threads read
+ * one event each with a blocking read, cannot be watched by several
+ * epolls, so it is refused. */
+static int residue_polls(struct cqp_comp *c)
+{
+	if (c->shared)
+		return cqp_fail(CQP_E_USAGE,
+				"--cq-mod COUNT,0 and --shared-channel "
+				"conflict: without a moderation period the "
+				"last completions raise no event; give USEC "
+				"1..65535");
+	c->residue_ns = CQP_COMP_RESIDUE_NS;
+	if (c->epfd >= 0)
+		return 0;
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->epfd < 0)
+		return cqp_fail(CQP_E_SYS, "epoll_create1: %s",
+				strerror(errno));
+	for (unsigned i = 0; i < c->nch; i++) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.u32 = i};
+
+		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->chans[i]->fd, &ev))
+			return cqp_fail(CQP_E_SYS, "epoll_ctl: %s",
+					strerror(errno));
+	}
+	return 0;
+}
+
 int cqp_comp_moderate(struct cqp_comp *c, uint32_t count, uint32_t usec)
 {
 	struct ibv_device_attr_ex ax;
@@ -217,7 +247,7 @@ int cqp_comp_moderate(struct cqp_comp *c, uint32_t count, uint32_t usec)
 					"moderation (ibv_modify_cq: %s)",
 					count, usec, strerror(rc));
 	}
-	return 0;
+	return usec ? 0 : residue_polls(c);
 }
 
 static int bad_completion(const struct ibv_wc *wc)
@@ -371,9 +401,18 @@ static int async_events(struct cqp_comp *c)
 				   ? ev.element.qp->qp_num
 				   : 0;
 
+		unsigned ev_port = ev.element.port_num;
+
 		ibv_ack_async_event(&ev);
-		if (!cqp_fabric_async_fatal(t))
+		if (!cqp_fabric_async_fatal(t, ev_port, c->cfg.port)) {
+			if (t == IBV_EVENT_PORT_ERR)
+				fprintf(stderr,
+					"note: %s port %u reported an error; "
+					"this run is on port %u\n",
+					ibv_get_device_name(c->ctx->device),
+					ev_port, c->cfg.port);
 			continue;
+		}
 		if (qpn)
 			return cqp_fail(CQP_E_DEVICE,
 					"the device reported %s on QP %u",
@@ -484,9 +523,12 @@ static bool step_over(const struct cqp_comp *c)
 	return c->cfg.over && atomic_load(c->cfg.over);
 }
 
-/* 0 after a wakeup, 1 when the step ended meanwhile (cfg.over). */
+/* 0 after a wakeup, 1 when the step ended meanwhile (cfg.over), 2 when
+ * the residue timer (--cq-mod COUNT,0) says to poll again. */
 static int wait_event(struct cqp_comp *c)
 {
+	uint64_t residue_at = c->residue_ns ? cqp_now_ns() + c->residue_ns : 0;
+
 	for (;;) {
 		uint64_t now = tick(c), wake = 0;
 		int ms = remaining_ms(c, now);
@@ -504,6 +546,10 @@ static int wait_event(struct cqp_comp *c)
 		/* Wake for the next look at the peer too. */
 		if (c->peer_check && (!wake || peer_due(c) < wake))
 			wake = peer_due(c);
+		if (residue_at && now >= residue_at)
+			return 2;
+		if (residue_at && (!wake || residue_at < wake))
+			wake = residue_at;
 		if (c->epfd < 0) {
 			/* One blocking read per wakeup; the watchdog breaks it
 			 * with EINTR once the deadline passes. */
@@ -520,7 +566,9 @@ static int wait_event(struct cqp_comp *c)
 			struct epoll_event ev[16];
 
 			if (wake)
-				ms = (int)((wake - now + 999999u) / 1000000u);
+				ms = wake > now ? (int)((wake - now + 999999u) /
+							1000000u)
+						: 0;
 			r = epoll_wait(c->epfd, ev, 16, ms);
 			for (int i = 0; i < r && got >= 0; i++) {
 				int g =
@@ -652,7 +700,8 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 		rc = wait_event(c);
 		if (rc < 0)
 			return rc;
-		c->after_wake = rc == 0;
+		/* A residue poll's finds were asleep too. */
+		c->after_wake = rc != 1;
 	}
 }
 
@@ -672,7 +721,10 @@ int cqp_comp_poll(struct cqp_comp *c, struct ibv_wc *wc, int max)
  * takes one event from each readable channel.  Returns the events taken. */
 static int sleep_until(struct cqp_comp *c, uint64_t now, uint64_t deadline_ns)
 {
-	uint64_t left = deadline_ns - now;
+	/* --cq-mod COUNT,0: see residue_ns. */
+	uint64_t left = c->residue_ns && deadline_ns - now > c->residue_ns
+			    ? c->residue_ns
+			    : deadline_ns - now;
 	struct timespec ts = {(time_t)(left / 1000000000u),
 			      (long)(left % 1000000000u)};
 	int r, got = 0;
@@ -837,6 +889,7 @@ void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
 	cfg->comp_vector = p->comp_vector;
 	cfg->cpu = p->cpu;
 	cfg->timeout_ms = (int)p->timeout_s * 1000;
+	cfg->port = p->ib_port;
 	cfg->stop = stop;
 }
 

@@ -39,6 +39,7 @@ struct cqp_comp_cfg {
 	unsigned first_cq;   /* this engine's first CQ in the step's count */
 	int cpu;	/* --cpu: its irq and softirq are reported; -1 none */
 	int timeout_ms; /* no completion for this long: CQP_E_TIMEOUT */
+	unsigned port;	/* -i: errors of other ports are not the run's */
 	volatile sig_atomic_t *stop; /* set by a signal handler; may be NULL */
 	/* --threads: set when another thread of the step failed (the
 	 * waiter is woken by a signal); may be NULL. */
@@ -102,11 +103,18 @@ struct cqp_comp {
 	int (*peer_check)(void *arg);
 	void *peer_arg;
 	uint64_t peer_looked_ns; /* the last look */
+	/* --cq-mod COUNT,0: fewer than COUNT completions raise no event
+	 * (mlx5 has no timer then), so a sleep lasts at most this long
+	 * before the CQs are polled again; 0: sleeps end by events. */
+	uint64_t residue_ns;
 };
 
 /* How often the peer watch looks: after this much silence, then at this
  * pace while the silence lasts. */
 #define CQP_COMP_PEER_NS (200ull * 1000 * 1000)
+
+/* The residue poll of --cq-mod COUNT,0 (see residue_ns). */
+#define CQP_COMP_RESIDUE_NS (1000ull * 1000)
 
 /* The completion vector of CQ g (of the step's, counted over every
  * thread) for --comp-vector `want` (-1: auto, round robin) on a device

@@ -260,8 +260,12 @@ int cqp_fabric_cm_device_ok(const char *routed, const char *ours,
 			routed, ours, routed, ours);
 }
 
-bool cqp_fabric_async_fatal(enum ibv_event_type t)
+bool cqp_fabric_async_fatal(enum ibv_event_type t, unsigned ev_port,
+			    unsigned port)
 {
+	/* A dual-port NIC's other port may flap: not this run's. */
+	if (t == IBV_EVENT_PORT_ERR)
+		return ev_port == port;
 	switch (t) {
 	case IBV_EVENT_CQ_ERR:
 	case IBV_EVENT_QP_FATAL:

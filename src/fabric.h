@@ -80,9 +80,11 @@ int cqp_fabric_mcast_ok(bool ethernet, const char *dev);
 int cqp_fabric_cm_device_ok(const char *routed, const char *ours,
 			    const char *addr, bool client);
 
-/* Async events that end a run (a CQ overrun; a QP, SRQ, WQ, port or
- * device error), and those whose element is a QP. */
-bool cqp_fabric_async_fatal(enum ibv_event_type t);
+/* Async events that end a run (a CQ overrun; a QP, SRQ, WQ or device
+ * error; an error of `port`, the run's, not of ev_port, another), and
+ * those whose element is a QP. */
+bool cqp_fabric_async_fatal(enum ibv_event_type t, unsigned ev_port,
+			    unsigned port);
 bool cqp_fabric_async_on_qp(enum ibv_event_type t);
 
 /* Bytes one UD SEND packet carries besides its payload on the wire, for
