@@ -174,10 +174,9 @@ static int query_port(struct ibv_context *ctx, uint8_t port,
 	if (rc || port != 1)
 		return rc;
 	if (dbl.p->infiniband) {
-		/* A LID per node: the low bits of the first GID's host part
-		 * would do, but one per process is what one guest has. */
+		/* The node's LID: see double_ib.c. */
 		a->link_layer = IBV_LINK_LAYER_INFINIBAND;
-		a->lid = 1;
+		a->lid = dbl.ib_lid;
 		a->sm_lid = 1;
 		a->lmc = 0;
 	}
@@ -262,6 +261,8 @@ struct ibv_context *ibv_open_device(struct ibv_device *dev)
 		dev->node_type = IBV_NODE_RNIC;
 		dev->transport_type = IBV_TRANSPORT_IWARP;
 	}
+	if (dbl.p->infiniband)
+		dbl_ib_open(ctx);
 	dbl_cq_patch(ctx);
 	dbl_log("open %s as %s", ibv_get_device_name(dev), dbl.p->name);
 	return ctx;

@@ -87,6 +87,10 @@ struct dbl_state {
 	uint64_t opened_ns;
 	uint64_t sends, completions; /* for the counted faults */
 	int epfd, wake[2];	     /* the pump's */
+	/* mlx5-ib: this node's LID and the IPv4 GID rxe routes by. */
+	uint32_t ib_ipv4;
+	uint16_t ib_lid;
+	uint8_t ib_sgid_index;
 	bool pump_running;
 	pthread_t pump;
 	/* The provider's own ops, saved before patching (one device). */
@@ -107,6 +111,9 @@ extern struct dbl_state dbl;
 void *dbl_real(const char *sym);
 uint64_t dbl_now_ns(void);
 void dbl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* double_ib.c: LID routing for the mlx5-ib personality. */
+void dbl_ib_open(struct ibv_context *ctx);
 
 /* double_cq.c: channels, CQs, moderation and the pump. */
 void dbl_cq_patch(struct ibv_context *ctx);

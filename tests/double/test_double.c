@@ -3,8 +3,8 @@
  * LD_PRELOAD with CQPERF_TEST_DEVICE set (tests/integration/double.sh):
  *   test_double DEVICE GID_INDEX CHECK
  * CHECK: mlx5-ports, mlx5-count, mlx5-period, mlx5-plain, port-err,
- * bnxt-inline, irdma-transport.  Prints "ok"/"not ok" lines; exits 0
- * when every one passed.  Traffic: UD sends to the QP itself, so each
+ * bnxt-inline, irdma-transport, mlx5-ib-lid.  Prints "ok"/"not ok" lines; exits
+ * 0 when every one passed.  Traffic: UD sends to the QP itself, so each
  * signaled send is one completion on the CQ under test. */
 #include <errno.h>
 #include <infiniband/verbs.h>
@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int failures;
 
@@ -29,7 +30,7 @@ struct rig {
 	struct ibv_qp *qp;
 	struct ibv_ah *ah;
 	struct ibv_mr *mr;
-	char buf[64];
+	char buf[128]; /* sends from the start, a receive at 64 */
 };
 
 static struct ibv_context *open_dev(const char *name)
@@ -85,7 +86,8 @@ static int rig_up(struct rig *r, const char *dev, int gid_index)
 	if (ibv_query_gid(r->ctx, 1, gid_index, &ah.grh.dgid) ||
 	    !(r->ah = ibv_create_ah(r->pd, &ah)))
 		return -1;
-	r->mr = ibv_reg_mr(r->pd, r->buf, sizeof(r->buf), 0);
+	r->mr =
+	    ibv_reg_mr(r->pd, r->buf, sizeof(r->buf), IBV_ACCESS_LOCAL_WRITE);
 	return r->mr ? 0 : -1;
 }
 
@@ -127,12 +129,20 @@ static int take_event(struct rig *r)
 	return 0;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* Polls until n completions are in, for up to a few seconds. */
 static int reap(struct rig *r, int n)
 {
 	struct ibv_wc wc[16];
 
-	for (int tries = 0; n > 0 && tries < 200000; tries++) {
+	for (double end = now_s() + 5; n > 0 && now_s() < end;) {
 		int got = ibv_poll_cq(r->cq, 16, wc);
 
 		if (got < 0)
@@ -243,6 +253,41 @@ static void bnxt_inline(struct rig *r)
 		ibv_destroy_qp(qp);
 }
 
+/* InfiniBand: a LID, IB GIDs, and a datagram sent by LID alone (no
+ * GRH) that reaches its QP. */
+static void ib_lid(struct rig *r)
+{
+	struct ibv_port_attr pa;
+	struct ibv_gid_entry e;
+	struct ibv_ah_attr aa = {.port_num = 1, .is_global = 0};
+	struct ibv_sge sge = {(uintptr_t)(r->buf + 64), 64, r->mr->lkey};
+	struct ibv_recv_wr rw = {.sg_list = &sge, .num_sge = 1}, *bad;
+	struct ibv_wc wc;
+	int got = 0;
+
+	check(ibv_query_port(r->ctx, 1, &pa) == 0 &&
+		  pa.link_layer == IBV_LINK_LAYER_INFINIBAND && pa.lid > 0 &&
+		  pa.lid < 0xc000,
+	      "mlx5-ib: link layer InfiniBand, a unicast LID");
+	check(ibv_query_gid_ex(r->ctx, 1, 0, &e, 0) == 0 &&
+		  e.gid_type == IBV_GID_TYPE_IB,
+	      "mlx5-ib: GID 0 is an IB GID");
+	aa.dlid = pa.lid;
+	ibv_destroy_ah(r->ah);
+	r->ah = ibv_create_ah(r->pd, &aa);
+	check(r->ah != NULL, "mlx5-ib: an AH without a GRH");
+	check(ibv_post_recv(r->qp, &rw, &bad) == 0 && send_n(r, 1) == 0,
+	      "a receive posted, a datagram sent by LID");
+	for (double end = now_s() + 5; got < 2 && now_s() < end;) {
+		int n = ibv_poll_cq(r->cq, 1, &wc);
+
+		if (n < 0 || (n == 1 && wc.status != IBV_WC_SUCCESS))
+			break;
+		got += n;
+	}
+	check(got == 2, "the datagram sent by LID reached its QP");
+}
+
 static void irdma_transport(struct rig *r)
 {
 	check(r->ctx->device->transport_type == IBV_TRANSPORT_IWARP,
@@ -265,7 +310,8 @@ int main(int argc, char **argv)
 		      {"mlx5-plain", mlx5_plain},
 		      {"port-err", port_err},
 		      {"bnxt-inline", bnxt_inline},
-		      {"irdma-transport", irdma_transport}};
+		      {"irdma-transport", irdma_transport},
+		      {"mlx5-ib-lid", ib_lid}};
 	struct rig r;
 
 	if (argc != 4) {

@@ -37,6 +37,7 @@ selftest mlx5-roce mlx5-plain
 FAULT=port_err:2@0 selftest mlx5-roce port-err
 selftest bnxt_re bnxt-inline
 selftest irdma irdma-transport
+selftest mlx5-ib mlx5-ib-lid
 
 # run NAME PERSONALITY TOOL ARGS...: a server and a client of TOOL under
 # the personality (the server's options come from the client); $SFAULT:
@@ -91,5 +92,85 @@ FAULT=port_err:1@0 run porterr1 mlx5-roce cq_event_lat --cq-mode event \
 check "PORT_ERR on port 1: the client fails, naming it" \
 	grep -q "reported port error" "$WORK/porterr1.err" ||
 	show "$WORK/porterr1.err"
+
+# Every binary under each personality, shortly, so that no provider
+# path rots unseen.  mlx5: moderation on the receive side of each tool.
+run all-bw mlx5-roce cq_poll_bw --cq-mode event --cq-mod 8,0 -n 300 -s 1024
+check "mlx5: cq_poll_bw" json_check "$WORK/all-bw.json" \
+	'r["server"]["completions"] == 300' || show "$WORK/all-bw.err"
+run all-udbw mlx5-roce ud_send_bw --cq-mode hybrid --cq-mod 8,0 -n 300 -q 2
+check "mlx5: ud_send_bw" json_check "$WORK/all-udbw.json" \
+	'"error" not in d and r["iterations"] > 0' || show "$WORK/all-udbw.err"
+run all-udlat mlx5-roce ud_send_lat --cq-mode event --cq-mod 2,0 -n 100
+check "mlx5: ud_send_lat" json_check "$WORK/all-udlat.json" \
+	'r["iterations"] == 100' || show "$WORK/all-udlat.err"
+run all-cm mlx5-roce cm_event_stress -c 50 --cm-mode batch --msgs 2
+check "mlx5: cm_event_stress" json_check "$WORK/all-cm.json" \
+	'"error" not in d and d["summary"]["client"]["established"] == 50' ||
+	show "$WORK/all-cm.err"
+
+# bnxt_re refuses inline above 96 bytes with no QP and errno 0: the auto
+# inline size is bisected to what it grants.
+for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat; do
+	run "bnxt-$tool" bnxt_re "$tool" -n 100 -s 64
+	check "bnxt_re: $tool, inline bisected to 96 or less" json_check \
+		"$WORK/bnxt-$tool.json" '"error" not in d and
+		 0 < d["device"]["inline_bytes"] <= 96' ||
+		show "$WORK/bnxt-$tool.err"
+done
+run bnxt-cm bnxt_re cm_event_stress -c 50 --cm-mode nonblock
+check "bnxt_re: cm_event_stress" json_check "$WORK/bnxt-cm.json" \
+	'"error" not in d' || show "$WORK/bnxt-cm.err"
+
+# irdma is iWARP: the RC and UD tools refuse it (exit 2, before any QP);
+# RDMA CM runs (without QPs: rxe's kernel would not move an iWARP QP).
+for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat; do
+	run "irdma-$tool" irdma "$tool" -n 10
+	check "irdma: $tool refuses iWARP with exit 2" test "$RC" -eq 2 &&
+		check "irdma: $tool says why" grep -q "is an iWARP device" \
+			"$WORK/irdma-$tool.err" || show "$WORK/irdma-$tool.err"
+done
+run irdma-cm irdma cm_event_stress -c 50 --no-qp --cm-mode block
+check "irdma: cm_event_stress --no-qp" json_check "$WORK/irdma-cm.json" \
+	'"error" not in d' || show "$WORK/irdma-cm.err"
+
+# InfiniBand: without -x the tools address by LID alone (no GRH); the
+# double routes that over rxe, so the whole path runs.  --mcast needs an
+# SA join there: refused.
+for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat; do
+	CQPERF_TEST_DOUBLE_LOG=$WORK/ib-$tool.log run "ib-$tool" mlx5-ib "$tool" \
+		-n 100 -s 256
+	check "mlx5-ib: $tool addresses by LID" json_check "$WORK/ib-$tool.json" \
+		'"error" not in d and d["device"]["addressing"] == "LID" and
+		 d["device"]["link_layer"] == "InfiniBand"' ||
+		show "$WORK/ib-$tool.err"
+	check "mlx5-ib: $tool's address vectors had no GRH" \
+		grep -q "lid-route" "$WORK/ib-$tool.log"
+done
+run ib-cm mlx5-ib cm_event_stress -c 50 --cm-mode nonblock
+check "mlx5-ib: cm_event_stress" json_check "$WORK/ib-cm.json" \
+	'"error" not in d' || show "$WORK/ib-cm.err"
+run ib-mcast mlx5-ib ud_send_bw --mcast ::ffff:239.1.2.5 -n 10
+check "mlx5-ib: --mcast refused (exit 2)" test "$RC" -eq 2 ||
+	show "$WORK/ib-mcast.err"
+
+# Faults on demand: each ends the run by its name, or is got around.
+fault() { # fault NAME FAULT PATTERN ARGS...: the client fails naming it
+	local name=$1 f=$2 pat=$3
+	shift 3
+	FAULT=$f run "fault-$name" mlx5-roce "$@"
+	check "fault $f: exit 1, naming it" test "$RC" -eq 1 &&
+		check "fault $f: the message names it" \
+			grep -qi "$pat" "$WORK/fault-$name.err" ||
+		show "$WORK/fault-$name.err"
+}
+fault qpfatal qp_fatal@200 "reported .* on QP" cq_poll_bw -D 3 -s 64
+fault cqerr cq_err@200 "CQ overran" cq_poll_bw -D 3 -s 64
+fault enomem send_enomem@50 "ibv_post_send.*Cannot allocate memory" \
+	cq_poll_bw -n 300 -s 64
+fault rnr wc_rnr@40 "RNR retry" cq_poll_bw -n 300 -s 64
+FAULT=no_relaxed_ordering run relaxed mlx5-roce cq_poll_bw -n 100 -s 64
+check "a device that refuses relaxed ordering: registered without it" \
+	test "$RC" -eq 0 || show "$WORK/relaxed.err"
 
 finish
