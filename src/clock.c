@@ -86,12 +86,14 @@ bool cqp_cpuinfo_invariant_tsc(const char *text)
 	       has_flag(line, len, "nonstop_tsc");
 }
 
-static bool read_invariant(void)
+static bool read_invariant(const char *root)
 {
-	char buf[16384];
-	FILE *f = fopen("/proc/cpuinfo", "r");
+	char buf[16384], path[4096];
+	FILE *f;
 	size_t n;
 
+	snprintf(path, sizeof(path), "%s/proc/cpuinfo", root);
+	f = fopen(path, "r");
 	if (!f)
 		return false;
 	/* The first CPU's flags come within the first few KiB. */
@@ -136,10 +138,15 @@ double cqp_tsc_calibrate(uint64_t window_ns)
 
 int cqp_clock_init(uint32_t mode)
 {
+	return cqp_clock_init_at(mode, "");
+}
+
+int cqp_clock_init_at(uint32_t mode, const char *root)
+{
 	double hz;
 
 	clk.tsc = false;
-	clk.invariant = HAVE_TSC && read_invariant();
+	clk.invariant = HAVE_TSC && read_invariant(root);
 	clk.hz = 1e9;
 	if (mode == CQP_CLOCK_MONOTONIC ||
 	    (mode == CQP_CLOCK_AUTO && !clk.invariant))

@@ -33,6 +33,9 @@ struct cqp_clock_info {
 /* Picks and calibrates the source (the TSC: about 10 ms).  --clock tsc
  * without an invariant TSC is a CQP_E_USAGE failure naming --clock. */
 int cqp_clock_init(uint32_t mode);
+/* The same with the files it reads under root ("": the real ones), for
+ * tests. */
+int cqp_clock_init_at(uint32_t mode, const char *root);
 void cqp_clock_get(struct cqp_clock_info *out);
 
 /* Nanoseconds from the chosen source (CLOCK_MONOTONIC's epoch). */
