@@ -57,7 +57,8 @@ int cqp_stat_parse(const char *text, int cpu, struct cqp_stat_times *out)
 			return -1;
 		out->irq = v[5];
 		out->softirq = v[6];
-		out->busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+		out->steal = v[7];
+		out->busy = v[0] + v[1] + v[2] + v[5] + v[6];
 		return 0;
 	}
 	return -1;
@@ -315,6 +316,8 @@ void cqp_acct_machine(const struct cqp_cpu_snap *s,
 			mach_us);
 		out->sys_kthread_pct =
 		    kthread_ns >= 0 ? pct(kthread_ns / 1e3, mach_us) : 0;
+		out->sys_steal_pct = pct(
+		    delta_us(e->sys.steal, s->sys.steal) * tick_us, mach_us);
 		others = out->sys_busy_pct - out->sys_irq_pct -
 			 out->sys_softirq_pct - out->sys_kthread_pct -
 			 out->proc_cpu_pct;

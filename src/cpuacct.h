@@ -26,8 +26,11 @@
 
 /* One /proc/stat line, in USER_HZ ticks. */
 struct cqp_stat_times {
-	uint64_t busy; /* everything but idle and iowait */
+	uint64_t busy; /* everything but idle, iowait and steal */
 	uint64_t irq, softirq;
+	/* A guest's time the hypervisor gave to someone else: no load on
+	 * this machine, so not busy (else every VM run looks noisy). */
+	uint64_t steal;
 };
 
 struct cqp_cpu_snap {

@@ -3,6 +3,7 @@
  * figures against what this test itself burns, the TSC against
  * CLOCK_MONOTONIC. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,16 +21,57 @@ static void test_stat_parse(void)
 	struct cqp_stat_times t;
 
 	CHECK(cqp_stat_parse(text, -1, &t) == 0);
-	/* user nice system irq softirq steal, not idle and iowait */
-	CHECK(t.busy == 100 + 5 + 200 + 7 + 30 + 2);
-	CHECK(t.irq == 7 && t.softirq == 30);
+	/* user nice system irq softirq; not idle, iowait, steal */
+	CHECK(t.busy == 100 + 5 + 200 + 7 + 30);
+	CHECK(t.irq == 7 && t.softirq == 30 && t.steal == 2);
 	CHECK(cqp_stat_parse(text, 1, &t) == 0);
-	CHECK(t.busy == 40 + 80 + 10 + 1 && t.irq == 0 && t.softirq == 10);
+	CHECK(t.busy == 40 + 80 + 10 && t.irq == 0 && t.softirq == 10);
 	/* "cpu1" must not match "cpu10"'s line, nor a missing CPU. */
 	CHECK(cqp_stat_parse("cpu10 1 2 3 4 5 6 7 8\n", 1, &t) == -1);
 	CHECK(cqp_stat_parse(text, 2, &t) == -1);
 	CHECK(cqp_stat_parse("cpu  1 2\n", -1, &t) == -1);
 	CHECK(cqp_stat_parse("", -1, &t) == -1);
+}
+
+/* A guest's /proc/stat over one second (USER_HZ 100, two vCPUs): we ran
+ * half a core, and the hypervisor gave 60 % of a core to someone else
+ * (steal, the 8th value).  Steal is nobody's load on this machine. */
+static void machine_pair(const char *after, double proc_pct, struct cqp_cost *c)
+{
+	const char *before = "cpu  1000 0 500 8000 10 0 20 300 0 0\n"
+			     "cpu0 500 0 250 4000 5 0 10 150 0 0\n"
+			     "cpu1 500 0 250 4000 5 0 10 150 0 0\n";
+	struct cqp_cpu_snap s = {0}, e = {0};
+
+	s.have_sys = cqp_stat_parse(before, -1, &s.sys) == 0;
+	e.have_sys = cqp_stat_parse(after, -1, &e.sys) == 0;
+	CHECK(s.have_sys && e.have_sys);
+	s.machine_ns = 5000000000u;
+	e.machine_ns = 6000000000u;
+	memset(c, 0, sizeof(*c));
+	c->proc_cpu_pct = proc_pct;
+	cqp_acct_machine(&s, &e, 0, 2, 100, c);
+}
+
+static void test_steal(void)
+{
+	struct cqp_cost c;
+
+	/* user +40, system +10 (ours), steal +60, idle +90 ticks. */
+	machine_pair("cpu  1040 0 510 8090 10 0 20 360 0 0\n", 50, &c);
+	if (c.noisy)
+		fprintf(stderr,
+			"steal 60 %% of a core: busy %.1f %%, others %.1f %%, "
+			"noisy\n",
+			c.sys_busy_pct, c.others_busy_pct);
+	CHECK(c.has_sys && !c.noisy);
+	CHECK_NEAR(c.sys_busy_pct, 50, 1e-9);
+	CHECK_NEAR(c.others_busy_pct, 0, 1e-9);
+	CHECK_NEAR(c.sys_steal_pct, 60, 1e-9);
+	/* Another process's 40 % beside the steal is still noise. */
+	machine_pair("cpu  1080 0 510 8050 10 0 20 360 0 0\n", 50, &c);
+	CHECK(c.noisy);
+	CHECK_NEAR(c.others_busy_pct, 40, 1e-9);
 }
 
 static void test_pid_stat(void)
@@ -215,6 +257,7 @@ static void test_tsc(void)
 int main(void)
 {
 	test_stat_parse();
+	test_steal();
 	test_pid_stat();
 	test_cpuinfo();
 	test_acct();
