@@ -219,6 +219,24 @@ static struct cqp_hw_counters *hw_since(const struct cqp_run *run,
 	return d;
 }
 
+/* Once per process: counters of the port the report cannot hold. */
+static void hw_note_left_out(const struct cqp_bench_ops *ops,
+			     const struct cqp_run *run,
+			     const struct cqp_hw_counters *hw)
+{
+	static bool said;
+
+	if (!hw->left_out || said)
+		return;
+	said = true;
+	fprintf(stderr,
+		"%s: warning: %s port %u: %u hw_counters left out of the "
+		"report (it keeps %d, drops, retransmissions, errors and "
+		"congestion first)\n",
+		cqp_tool_name(ops->tool), run->dev.name, run->dev.port,
+		hw->left_out, CQP_HW_MAX);
+}
+
 static struct cqp_hw_counters *hw_decode(const char *text, size_t len)
 {
 	struct cqp_hw_counters *d = malloc(sizeof(*d));
@@ -235,7 +253,7 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 		    const struct cqp_hw_counters *hw_before,
 		    struct cqp_row *row)
 {
-	char rec[16384];
+	char rec[16384 + CQP_HW_KV_MAX];
 	struct cqp_kv_writer w;
 	struct cqp_cost mine, theirs;
 	struct cqp_hw_counters *hw_mine = NULL, *hw_theirs;
@@ -427,6 +445,8 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 			    cqp_hw_read_port(run->dev.name, run->dev.port,
 					     hw_before) < 0)
 				hw_before->n = 0;
+			if (hw_before)
+				hw_note_left_out(ops, run, hw_before);
 		}
 		rc = cqp_session_step(run->s, &st.size, &st.mode, &st.spin_us);
 		if (rc < 0 || st.size == 0)

@@ -57,7 +57,8 @@ int cqp_stat_parse(const char *text, int cpu, struct cqp_stat_times *out)
 			return -1;
 		out->irq = v[5];
 		out->softirq = v[6];
-		out->busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+		out->steal = v[7];
+		out->busy = v[0] + v[1] + v[2] + v[5] + v[6];
 		return 0;
 	}
 	return -1;
@@ -294,44 +295,38 @@ void cqp_acct_thread(const struct cqp_cpu_acct *a, double *cpu_pct,
 		       user_pct, sys_pct);
 }
 
-void cqp_acct_end(struct cqp_cpu_acct *a, struct cqp_cost *out)
+void cqp_acct_machine(const struct cqp_cpu_snap *s,
+		      const struct cqp_cpu_snap *e, double kthread_ns,
+		      long ncpu, long clk_tck, struct cqp_cost *out)
 {
-	const struct cqp_cpu_snap *s = &a->start;
-	struct cqp_cpu_snap e;
-	double wall_us, mach_us, tick_us = 1e6 / (double)sysconf(_SC_CLK_TCK);
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
-	snap_self(&e, false);
-	snap_machine(a, &e);
-	a->machine_ready = false;
-	wall_us = delta_us(e.wall_ns, s->wall_ns) / 1e3;
+	double tick_us = 1e6 / (double)clk_tck;
 	/* The machine's counters as rates over their own window. */
-	mach_us = delta_us(e.machine_ns, s->machine_ns) / 1e3;
-	out->seconds = wall_us / 1e6;
-	thread_figures(s, &e, wall_us, &out->cpu_pct, &out->cpu_user_pct,
-		       &out->cpu_sys_pct);
-	out->proc_cpu_pct = pct(delta_us(e.proc_ns, s->proc_ns) / 1e3, wall_us);
-	out->has_sys = s->have_sys && e.have_sys;
+	double mach_us = delta_us(e->machine_ns, s->machine_ns) / 1e3;
+
+	out->has_sys = s->have_sys && e->have_sys;
 	if (out->has_sys) {
 		double others;
 
 		out->sys_busy_pct =
-		    pct(delta_us(e.sys.busy, s->sys.busy) * tick_us, mach_us);
+		    pct(delta_us(e->sys.busy, s->sys.busy) * tick_us, mach_us);
 		out->sys_irq_pct =
-		    pct(delta_us(e.sys.irq, s->sys.irq) * tick_us, mach_us);
-		out->sys_softirq_pct = pct(
-		    delta_us(e.sys.softirq, s->sys.softirq) * tick_us, mach_us);
+		    pct(delta_us(e->sys.irq, s->sys.irq) * tick_us, mach_us);
+		out->sys_softirq_pct =
+		    pct(delta_us(e->sys.softirq, s->sys.softirq) * tick_us,
+			mach_us);
 		out->sys_kthread_pct =
-		    a->have_kt ? pct((double)kthreads_ns(a) / 1e3, mach_us) : 0;
+		    kthread_ns >= 0 ? pct(kthread_ns / 1e3, mach_us) : 0;
+		out->sys_steal_pct = pct(
+		    delta_us(e->sys.steal, s->sys.steal) * tick_us, mach_us);
 		others = out->sys_busy_pct - out->sys_irq_pct -
 			 out->sys_softirq_pct - out->sys_kthread_pct -
 			 out->proc_cpu_pct;
 		/* A peer here whose CPU cannot be read leaves its share
 		 * in; the figure then errs towards "noisy". */
-		if (a->peer_pid > 0 && s->have_peer && e.have_peer)
-			others -=
-			    pct(delta_us(e.peer_ticks, s->peer_ticks) * tick_us,
-				mach_us);
+		if (s->have_peer && e->have_peer)
+			others -= pct(delta_us(e->peer_ticks, s->peer_ticks) *
+					  tick_us,
+				      mach_us);
 		/* Tick sampling can charge one tick twice (softirq on top
 		 * of our thread or of ksoftirqd): never below nothing. */
 		out->others_busy_pct = others > 0 ? others : 0;
@@ -341,11 +336,33 @@ void cqp_acct_end(struct cqp_cpu_acct *a, struct cqp_cost *out)
 				 pct(2.0 * (double)ncpu * tick_us, mach_us) >
 			     CQP_NOISY_PCT;
 	}
-	out->has_cpu = s->have_cpu && e.have_cpu;
+	out->has_cpu = s->have_cpu && e->have_cpu;
 	if (out->has_cpu) {
 		out->cpu_irq_pct =
-		    pct(delta_us(e.cpu.irq, s->cpu.irq) * tick_us, mach_us);
-		out->cpu_softirq_pct = pct(
-		    delta_us(e.cpu.softirq, s->cpu.softirq) * tick_us, mach_us);
+		    pct(delta_us(e->cpu.irq, s->cpu.irq) * tick_us, mach_us);
+		out->cpu_softirq_pct =
+		    pct(delta_us(e->cpu.softirq, s->cpu.softirq) * tick_us,
+			mach_us);
 	}
+}
+
+void cqp_acct_end(struct cqp_cpu_acct *a, struct cqp_cost *out)
+{
+	const struct cqp_cpu_snap *s = &a->start;
+	struct cqp_cpu_snap e;
+	double wall_us;
+
+	snap_self(&e, false);
+	snap_machine(a, &e);
+	a->machine_ready = false;
+	wall_us = delta_us(e.wall_ns, s->wall_ns) / 1e3;
+	out->seconds = wall_us / 1e6;
+	thread_figures(s, &e, wall_us, &out->cpu_pct, &out->cpu_user_pct,
+		       &out->cpu_sys_pct);
+	out->proc_cpu_pct = pct(delta_us(e.proc_ns, s->proc_ns) / 1e3, wall_us);
+	cqp_acct_machine(
+	    s, &e,
+	    a->have_kt && s->have_sys && e.have_sys ? (double)kthreads_ns(a)
+						    : -1,
+	    sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_CLK_TCK), out);
 }

@@ -26,8 +26,11 @@
 
 /* One /proc/stat line, in USER_HZ ticks. */
 struct cqp_stat_times {
-	uint64_t busy; /* everything but idle and iowait */
+	uint64_t busy; /* everything but idle, iowait and steal */
 	uint64_t irq, softirq;
+	/* A guest's time the hypervisor gave to someone else: no load on
+	 * this machine, so not busy (else every VM run looks noisy). */
+	uint64_t steal;
 };
 
 struct cqp_cpu_snap {
@@ -72,6 +75,14 @@ void cqp_acct_begin_self(struct cqp_cpu_acct *a);
 /* The figures since the begins into out's CPU fields; closes both
  * windows. */
 void cqp_acct_end(struct cqp_cpu_acct *a, struct cqp_cost *out);
+/* The machine's figures of out (has_sys and the sys_* figures,
+ * others_busy_pct, noisy; has_cpu and cpu_irq/softirq) from snapshots s
+ * and e, given this process's proc_cpu_pct in out and the kernel
+ * threads' CPU in ns (negative: unknown); cqp_acct_end's arithmetic,
+ * apart for tests. */
+void cqp_acct_machine(const struct cqp_cpu_snap *s,
+		      const struct cqp_cpu_snap *e, double kthread_ns,
+		      long ncpu, long clk_tck, struct cqp_cost *out);
 /* Only the thread's CPU and its split since begin (idle cost). */
 void cqp_acct_thread(const struct cqp_cpu_acct *a, double *pct,
 		     double *user_pct, double *sys_pct);

@@ -17,14 +17,51 @@ static int by_name(const void *a, const void *b)
 		      ((const struct cqp_hw_counter *)b)->name);
 }
 
-/* Names travel as kv keys: lower case, digits, '_' and '-'. */
+/* The schema's property names: irdma's camelCase (cnpHandled, RxECNMrkd)
+ * as much as rxe's snake case. */
 static bool name_ok(const char *s)
 {
+	if (*s == '.' || !*s) /* ".", "..", hidden files */
+		return false;
 	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
-		      *s == '_' || *s == '-'))
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '-' ||
+		      *s == '.'))
 			return false;
 	return true;
+}
+
+/* What explains a collapse, in any provider's spelling: rx_drops,
+ * ip4InDiscards, tcpRetransSegs, rnr_nak_retry_err, cnpHandled,
+ * RxECNMrkd, out_of_buffer, duplicate_request... */
+static bool wanted(const char *name)
+{
+	static const char *const words[] = {
+	    "drop", "discard", "retr", "err",	  "nak", "rnr",	 "cnp",
+	    "ecn",  "out_of",  "seq",  "timeout", "dup", "oflow"};
+	char low[CQP_HW_NAME];
+	size_t i;
+
+	for (i = 0; name[i] && i + 1 < sizeof(low); i++)
+		low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z'
+				    ? name[i] - 'A' + 'a'
+				    : name[i]);
+	low[i] = '\0';
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strstr(low, words[i]))
+			return true;
+	return false;
+}
+
+/* The wanted ones first, then by name. */
+static int by_need(const void *a, const void *b)
+{
+	const struct cqp_hw_counter *x = a, *y = b;
+	bool wx = wanted(x->name), wy = wanted(y->name);
+
+	if (wx != wy)
+		return wx ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
 static int read_u64(const char *path, uint64_t *v)
@@ -42,25 +79,53 @@ static int read_u64(const char *path, uint64_t *v)
 int cqp_hw_read_dir(const char *dir, struct cqp_hw_counters *out)
 {
 	DIR *d = opendir(dir);
+	struct cqp_hw_counter *all = NULL;
+	unsigned n = 0, cap = 0;
 	struct dirent *e;
 	char path[512];
 
-	out->n = 0;
+	out->n = out->left_out = 0;
 	if (!d)
 		return -1;
-	while ((e = readdir(d)) && out->n < CQP_HW_MAX) {
-		struct cqp_hw_counter *c = &out->c[out->n];
+	/* All of them first: which to keep cannot depend on readdir's
+	 * order. */
+	while ((e = readdir(d))) {
+		uint64_t v;
 
-		if (!name_ok(e->d_name) || strcmp(e->d_name, "lifespan") == 0 ||
-		    strlen(e->d_name) >= sizeof(c->name))
+		if (!name_ok(e->d_name) || strcmp(e->d_name, "lifespan") == 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (read_u64(path, &c->value) < 0)
+		if (read_u64(path, &v) < 0)
 			continue;
-		snprintf(c->name, sizeof(c->name), "%s", e->d_name);
-		out->n++;
+		if (strlen(e->d_name) >= CQP_HW_NAME) {
+			out->left_out++;
+			continue;
+		}
+		if (n == cap) {
+			unsigned ncap = cap ? 2 * cap : CQP_HW_MAX;
+			struct cqp_hw_counter *p =
+			    realloc(all, ncap * sizeof(*p));
+
+			if (!p) { /* keep what we have, and say so */
+				out->left_out++;
+				continue;
+			}
+			all = p;
+			cap = ncap;
+		}
+		snprintf(all[n].name, sizeof(all[n].name), "%s", e->d_name);
+		all[n++].value = v;
 	}
 	closedir(d);
+	if (n > CQP_HW_MAX) {
+		qsort(all, n, sizeof(all[0]), by_need);
+		out->left_out += n - CQP_HW_MAX;
+		n = CQP_HW_MAX;
+	}
+	if (n)
+		memcpy(out->c, all, n * sizeof(all[0]));
+	out->n = n;
+	free(all);
 	qsort(out->c, out->n, sizeof(out->c[0]), by_name);
 	return 0;
 }
@@ -92,6 +157,17 @@ unsigned cqp_hw_lifespan_ms(const char *dev, unsigned port)
 	return v > 1000 ? 1000 : (unsigned)v;
 }
 
+/* A counter that went backwards wrapped if both reads fit in 32 bits,
+ * else it was reset (cqp_hw_delta). */
+static uint64_t counter_delta(uint64_t before, uint64_t after)
+{
+	if (after >= before)
+		return after - before;
+	if (before <= UINT32_MAX)
+		return (uint32_t)(after - before);
+	return 0;
+}
+
 void cqp_hw_delta(const struct cqp_hw_counters *before,
 		  const struct cqp_hw_counters *after,
 		  struct cqp_hw_counters *out)
@@ -99,6 +175,7 @@ void cqp_hw_delta(const struct cqp_hw_counters *before,
 	unsigned i = 0, j = 0;
 
 	out->n = 0;
+	out->left_out = after->left_out;
 	/* Both sorted by name: one merge pass. */
 	while (i < before->n && j < after->n) {
 		int cmp = strcmp(before->c[i].name, after->c[j].name);
@@ -109,23 +186,73 @@ void cqp_hw_delta(const struct cqp_hw_counters *before,
 			j++;
 		} else {
 			struct cqp_hw_counter *c = &out->c[out->n++];
-			uint64_t a = before->c[i].value, b = after->c[j].value;
 
 			*c = after->c[j];
-			c->value = b >= a ? b - a : 0;
+			c->value = counter_delta(before->c[i].value,
+						 after->c[j].value);
 			i++;
 			j++;
 		}
 	}
 }
 
+/* name as a kv key's tail (cqp_hw_encode's escapes); false: no room. */
+static bool to_wire(const char *name, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (; *name; name++) {
+		char c = *name;
+
+		if (n + 3 > cap)
+			return false;
+		if (c >= 'A' && c <= 'Z') {
+			out[n++] = '-';
+			out[n++] = (char)(c - 'A' + 'a');
+		} else if (c == '-' || c == '.') {
+			out[n++] = '-';
+			out[n++] = c == '-' ? '-' : '_';
+		} else {
+			out[n++] = c;
+		}
+	}
+	out[n] = '\0';
+	return true;
+}
+
+/* And back; false for an escape we never write, or a name too long. */
+static bool from_wire(const char *key, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (; *key; key++) {
+		char c = *key;
+
+		if (n + 1 >= cap)
+			return false;
+		if (c == '-') {
+			c = *++key;
+			if (c >= 'a' && c <= 'z')
+				c = (char)(c - 'a' + 'A');
+			else if (c == '_')
+				c = '.';
+			else if (c != '-')
+				return false;
+		}
+		out[n++] = c;
+	}
+	out[n] = '\0';
+	return true;
+}
+
 void cqp_hw_encode(const struct cqp_hw_counters *d, struct cqp_kv_writer *w)
 {
-	char key[64];
+	char key[3 + 2 * CQP_HW_NAME];
 
 	for (unsigned i = 0; i < d->n; i++) {
-		snprintf(key, sizeof(key), "hw_%s", d->c[i].name);
-		cqp_kv_add_u64(w, key, d->c[i].value);
+		memcpy(key, "hw_", 3);
+		if (to_wire(d->c[i].name, key + 3, sizeof(key) - 3))
+			cqp_kv_add_u64(w, key, d->c[i].value);
 	}
 }
 
@@ -135,21 +262,20 @@ static int collect(void *ctx, const char *key, const char *val)
 	struct cqp_hw_counter *c;
 	char *end;
 
-	if (strncmp(key, "hw_", 3) != 0 || d->n >= CQP_HW_MAX ||
-	    strlen(key + 3) >= sizeof(c->name))
+	if (strncmp(key, "hw_", 3) != 0 || d->n >= CQP_HW_MAX)
 		return 0;
 	c = &d->c[d->n];
 	errno = 0;
 	c->value = strtoull(val, &end, 10);
-	if (errno || end == val || *end)
+	if (errno || end == val || *end ||
+	    !from_wire(key + 3, c->name, sizeof(c->name)))
 		return 0;
-	snprintf(c->name, sizeof(c->name), "%s", key + 3);
 	d->n++;
 	return 0;
 }
 
 int cqp_hw_decode(struct cqp_hw_counters *d, const char *text, size_t len)
 {
-	d->n = 0;
+	d->n = d->left_out = 0;
 	return cqp_kv_parse(text, len, collect, d) < 0 ? -1 : 0;
 }

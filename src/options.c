@@ -694,9 +694,9 @@ const struct cqp_option cqp_options[] = {
      .words = clock_words,
      .argname = "SRC",
      .tools = ALL,
-     .help = "timestamp source: the TSC where it is invariant (auto), "
-	     "always (tsc, force-tsc: without the check), or clock_gettime"
-	     " (monotonic)"},
+     .help = "timestamp source: the TSC where it is invariant and the "
+	     "kernel's clocksource (auto), always (tsc, force-tsc: without "
+	     "the checks), or clock_gettime (monotonic)"},
     {.name = "help",
      .short_name = 'h',
      .type = CQP_OPT_HELP,

@@ -41,6 +41,7 @@ struct cqp_cost {
 	double sys_kthread_pct; /* kernel threads: ksoftirqd, kworkers */
 	double others_busy_pct; /* busy time nobody here explains */
 	bool noisy;		/* others_busy_pct > CQP_NOISY_PCT */
+	double sys_steal_pct;	/* a guest's time the hypervisor took */
 	bool has_cpu;		/* --cpu: that CPU alone */
 	double cpu_irq_pct, cpu_softirq_pct;
 	uint64_t completions;

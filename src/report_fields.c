@@ -28,6 +28,7 @@ const struct cost_field cqp_cost_fields[] = {
     OPT("sys_kthread_pct", FIELD_DOUBLE, sys_kthread_pct, has_sys),
     OPT("others_busy_pct", FIELD_DOUBLE, others_busy_pct, has_sys),
     OPT("noisy", FIELD_BOOL, noisy, has_sys),
+    OPT("sys_steal_pct", FIELD_DOUBLE, sys_steal_pct, has_sys),
     OPT("cpu_irq_pct", FIELD_DOUBLE, cpu_irq_pct, has_cpu),
     OPT("cpu_softirq_pct", FIELD_DOUBLE, cpu_softirq_pct, has_cpu),
     REQ("completions", FIELD_U64, completions),

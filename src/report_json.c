@@ -294,6 +294,10 @@ static void json_clock(struct cqp_json *j)
 	cqp_json_str(j, "source", ci.tsc ? "tsc" : "monotonic");
 	cqp_json_double(j, "hz", ci.hz);
 	cqp_json_bool(j, "invariant_tsc", ci.invariant_tsc);
+	if (ci.kernel_clocksource && ci.kernel_clocksource[0])
+		cqp_json_str(j, "kernel_clocksource", ci.kernel_clocksource);
+	if (ci.why_not_tsc)
+		cqp_json_str(j, "why_not_tsc", ci.why_not_tsc);
 	cqp_json_obj_end(j);
 }
 

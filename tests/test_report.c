@@ -18,7 +18,6 @@
 #include <string.h>
 #include <sys/wait.h>
 
-
 /* Quotes, a backslash, a newline, a control character, UTF-8. */
 #define NASTY "say \"hi\" \\ back\nslash\x01 end \xc3\xa9"
 
@@ -884,6 +883,7 @@ static void accounting_sample(struct cqp_cost *c, bool noisy)
 	c->sys_kthread_pct = 3;
 	c->others_busy_pct = noisy ? 85 : 2;
 	c->noisy = noisy;
+	c->sys_steal_pct = 12.5;
 }
 
 static void test_accounting(void)
@@ -894,7 +894,8 @@ static void test_accounting(void)
 	    "sys_irq_pct",	 "sys_softirq_pct",
 	    "others_busy_pct",	 "noisy",
 	    "cpu_ns_per_msg",	 "softirq_ns_per_msg",
-	    "kernel_ns_per_msg", "sys_kthread_pct"};
+	    "kernel_ns_per_msg", "sys_kthread_pct",
+	    "sys_steal_pct"};
 	struct fixture f;
 	struct cqp_cost b;
 	struct cqp_kv_writer w;
@@ -964,7 +965,8 @@ static void test_accounting(void)
 	      b.proc_cpu_pct == 40 && b.has_sys && b.sys_busy_pct == 150 &&
 	      b.sys_irq_pct == 1 && b.sys_softirq_pct == 84 &&
 	      b.sys_kthread_pct == 3 && b.others_busy_pct == 85 && b.noisy &&
-	      b.has_cpu && b.cpu_irq_pct == 0.5 && b.cpu_softirq_pct == 42);
+	      b.sys_steal_pct == 12.5 && b.has_cpu && b.cpu_irq_pct == 0.5 &&
+	      b.cpu_softirq_pct == 42);
 	/* Without /proc/stat: no machine figures, no flag. */
 	f.rows[0].client.has_sys = false;
 	cqp_kv_writer_init(&w, buf, sizeof(buf));
