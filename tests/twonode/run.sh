@@ -25,13 +25,26 @@ port_of() { # the OOB (and RDMA CM) port of each tool's server
 	cm_event_stress) echo 18715 ;;
 	mtu) echo 18716 ;;
 	tclass-rc) echo 18717 ;; tclass-ud) echo 18718 ;;
+	ib-cq_poll_bw) echo 18721 ;; ib-cq_event_lat) echo 18722 ;;
+	ib-ud_send_bw) echo 18723 ;; ib-ud_send_lat) echo 18724 ;;
 	esac
+}
+# The RC and UD tools once more as InfiniBand nodes, through the device
+# double's mlx5-ib personality (tests/double/double_ib.c): each node has a
+# LID, and without -x both address the other by LID alone, no GRH.
+ib_tools=(ib-cq_poll_bw ib-cq_event_lat ib-ud_send_bw ib-ud_send_lat)
+as_ib() { # as_ib BIN CMD...: CMD under the mlx5-ib personality
+	local bin=$1
+	shift
+	LD_PRELOAD=$bin/../tests/double/libcqpdouble.so \
+		CQPERF_TEST_DEVICE=mlx5-ib "$@"
 }
 # tool_of NAME: the binary of a server/client pair that is not a tool's
 # own (the --tclass checks), else NAME itself.
 tool_of() {
 	case $1 in
 	tclass-rc) echo cq_poll_bw ;; tclass-ud) echo ud_send_bw ;;
+	ib-*) echo "${1#ib-}" ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -91,6 +104,13 @@ if [ "${1:-}" = --guest-server ]; then
 		pid[$t]=$!
 		want[$t]=0
 	done
+	for t in "${ib_tools[@]}"; do
+		as_ib "$bin" "$bin/$(tool_of "$t")" -d "${CQPERF_RXE_DEV:-rxe0}" \
+			-p "$(port_of "$t")" --timeout 60 --output json \
+			>"$out/$t.server.json" 2>"$out/$t.server.err" &
+		pid[$t]=$!
+		want[$t]=0
+	done
 	echo "# servers started on $CQPERF_NODE_ADDR"
 	rc=0
 	last=$(date +%s)
@@ -142,6 +162,16 @@ if [ "${1:-}" = --guest-client ]; then
 	echo "$r" >"$out/mtu.rc"
 	echo "# cq_poll_bw -m 2048 exited $r"
 	[ "$r" -eq 2 ] || rc=1
+	for t in "${ib_tools[@]}"; do
+		as_ib "$bin" timeout 180 "$bin/$(tool_of "$t")" \
+			-d "${CQPERF_RXE_DEV:-rxe0}" -p "$(port_of "$t")" -n 200 \
+			-s 256 --timeout 90 --output json "$CQPERF_SERVER_ADDR" \
+			>"$out/$t.json" 2>"$out/$t.err"
+		r=$?
+		echo "$r" >"$out/$t.rc"
+		echo "# $t client exited $r"
+		[ "$r" -eq 0 ] || rc=1
+	done
 	for t in tclass-rc tclass-ud; do
 		tool=$(tool_of "$t")
 		python3 "$(dirname "$0")/roce-tos.py" 120 eth0 >"$out/$t.tos" \
@@ -236,6 +266,19 @@ for t in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat; do
 	check "$t: the server reports the same path MTU" \
 		json_check "$out/server/$t.server.json" 'd["device"]["active_mtu"] == 1024 and
 			d["device"]["path_mtu"] == 1024'
+done
+# As InfiniBand nodes: LID routing across the two, both sides agreeing.
+for t in "${ib_tools[@]}"; do
+	r=$(cat "$out/client/$t.rc" 2>/dev/null || echo none)
+	check "$t: client exits 0 as an IB node (got $r)" test "$r" = 0 ||
+		show "$out/client/$t.err" "$out/server/$t.server.err"
+	for side in client/$t.json server/$t.server.json; do
+		check "$t: ${side%%/*} addresses by LID, no GRH, path MTU 1024" \
+			json_check "$out/$side" '"error" not in d and
+			d["device"]["link_layer"] == "InfiniBand" and
+			d["device"]["addressing"] == "LID" and
+			d["device"]["path_mtu"] == 1024' || show "$out/$side"
+	done
 done
 r=$(cat "$out/client/mtu.rc" 2>/dev/null || echo none)
 check "-m 2048 against a 1024 peer: exit 2 (got $r)" test "$r" = 2
