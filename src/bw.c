@@ -13,7 +13,6 @@
 #define WRID_QP_SHIFT	 48
 #define WRID_IDX_MASK	 ((1ull << WRID_QP_SHIFT) - 1)
 #define REAP_MAX	 64
-#define CHAIN_MAX	 64
 #define PEAK_INTERVAL_NS (50ull * 1000 * 1000)
 #define WARMUP_NS	 (1000ull * 1000 * 1000)
 
@@ -56,9 +55,9 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 {
 	const struct cqp_params *p = s->tx->p;
 	struct txq *q = &s->q[i];
-	struct ibv_send_wr wr[CHAIN_MAX], *bad;
-	struct ibv_sge sge[CHAIN_MAX];
-	unsigned chain = p->post_list < CHAIN_MAX ? p->post_list : CHAIN_MAX;
+	struct ibv_send_wr wr[CQP_POST_LIST_MAX], *bad;
+	struct ibv_sge sge[CQP_POST_LIST_MAX];
+	unsigned chain = p->post_list; /* options.c bounds it */
 
 	while (!q->done_posting && q->posted - q->acked < p->tx_depth &&
 	       (!s->sched || s->due <= now)) {
