@@ -218,6 +218,13 @@ static int pump(struct sender *s, struct cqp_bw_meter *bw, uint64_t warm_end,
 	return 0;
 }
 
+uint32_t cqp_bw_sol_every(uint32_t rx_depth, uint32_t rq_senders)
+{
+	uint32_t n = rx_depth / 4 / (rq_senders ? rq_senders : 1);
+
+	return n ? n : 1;
+}
+
 int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 		struct cqp_cost *mine, uint64_t *sent)
 {
@@ -236,7 +243,7 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	/* Receivers armed for solicited events must wake before their
 	 * receive queue runs dry, or sender and receiver wait on each
 	 * other. */
-	s.sol_every = p->rx_depth / 4 ? p->rx_depth / 4 : 1;
+	s.sol_every = cqp_bw_sol_every(p->rx_depth, tx->rq_senders);
 	reset_queues(&s);
 	now = cqp_now_ns();
 	*sent = 0;
