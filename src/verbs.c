@@ -239,22 +239,37 @@ int cqp_dev_check_limits(const struct cqp_dev *d, const struct cqp_params *p)
 {
 	const struct ibv_device_attr *a = &d->attr;
 	uint32_t cqe = cqp_params_cq_depth(p);
+	/* --threads: every thread makes -q QPs and a CQ for each. */
+	uint32_t qps = p->qps * p->nthreads;
+	char what[80];
 
-	if (a->max_qp > 0 && p->qps > (uint32_t)a->max_qp)
+	if (p->nthreads > 1)
+		snprintf(what, sizeof(what),
+			 "--qps %u times --threads %u (%u QPs)", p->qps,
+			 p->nthreads, qps);
+	else
+		snprintf(what, sizeof(what), "--qps %u", p->qps);
+	if (a->max_qp > 0 && qps > (uint32_t)a->max_qp)
+		return cqp_fail(CQP_E_USAGE, "%s: above the max_qp %d of %s",
+				what, a->max_qp, d->info.name);
+	if (a->max_cq > 0 && qps > (uint32_t)a->max_cq)
 		return cqp_fail(CQP_E_USAGE,
-				"--qps %u exceeds the max_qp %d of %s", p->qps,
-				a->max_qp, d->info.name);
-	if (a->max_cq > 0 && p->qps > (uint32_t)a->max_cq)
-		return cqp_fail(CQP_E_USAGE,
-				"--qps %u needs a CQ per QP, above the max_cq "
-				"%d of %s",
-				p->qps, a->max_cq, d->info.name);
+				"%s: a CQ per QP is above the max_cq %d of %s",
+				what, a->max_cq, d->info.name);
 	if (p->tx_depth > (uint32_t)a->max_qp_wr)
 		return cqp_fail(CQP_E_USAGE,
 				"--tx-depth %u exceeds the max_qp_wr %d of %s",
 				p->tx_depth, a->max_qp_wr, d->info.name);
-	/* With --srq the receives sit on the SRQ, which cqp_srq_create
-	 * checks against max_srq_wr. */
+	/* With --srq the receives sit on the one SRQ, not on the QPs. */
+	if (p->srq && !a->max_srq)
+		return cqp_fail(CQP_E_USAGE,
+				"--srq: %s has no shared receive queues",
+				d->info.name);
+	if (p->srq && p->rx_depth > (uint32_t)a->max_srq_wr)
+		return cqp_fail(CQP_E_USAGE,
+				"--rx-depth %u exceeds the max_srq_wr %d of %s "
+				"(with --srq it is the shared queue's depth)",
+				p->rx_depth, a->max_srq_wr, d->info.name);
 	if (!p->srq && p->rx_depth > (uint32_t)a->max_qp_wr)
 		return cqp_fail(CQP_E_USAGE,
 				"--rx-depth %u exceeds the max_qp_wr %d of %s",
@@ -468,12 +483,13 @@ int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 	    req->inline_size < 0 ? CQP_AUTO_INLINE : (uint32_t)req->inline_size;
 	int err;
 
-	/* Both callers size the queues from --tx-depth and --rx-depth. */
+	/* Both callers size the queues from --tx-depth and --rx-depth; on
+	 * an SRQ the QP has no receive queue (try_create asks for none). */
 	if (req->max_send_wr > (uint32_t)d->attr.max_qp_wr)
 		return cqp_fail(
 		    CQP_E_USAGE, "--tx-depth %u exceeds the max_qp_wr %d of %s",
 		    req->max_send_wr, d->attr.max_qp_wr, d->info.name);
-	if (req->max_recv_wr > (uint32_t)d->attr.max_qp_wr)
+	if (!req->srq && req->max_recv_wr > (uint32_t)d->attr.max_qp_wr)
 		return cqp_fail(
 		    CQP_E_USAGE, "--rx-depth %u exceeds the max_qp_wr %d of %s",
 		    req->max_recv_wr, d->attr.max_qp_wr, d->info.name);

@@ -37,9 +37,11 @@ int cqp_dev_open(struct cqp_dev *d, const char *name, unsigned port,
 void cqp_dev_close(struct cqp_dev *d);
 
 /* The queue pairs, queue depths and CQ depth of p against what the device
- * reports (max_qp, max_cq, max_qp_wr, max_cqe), checked before anything
- * is created: a CQP_E_USAGE failure naming the option, its value and the
- * device's limit, instead of a bare EINVAL from the create call. */
+ * reports (max_qp and max_cq against -q times --threads, max_qp_wr, with
+ * --srq max_srq and max_srq_wr, max_cqe), checked before anything is
+ * created: a CQP_E_USAGE failure naming the option, its value and the
+ * device's limit, instead of a bare EINVAL from the create call.  Reads
+ * d->attr and d->info.name only (tests fill them). */
 int cqp_dev_check_limits(const struct cqp_dev *d, const struct cqp_params *p);
 
 /* 256..4096 <-> IBV_MTU_*; 0 for a size that is not a valid MTU. */
