@@ -473,14 +473,36 @@ static bool inline_fits(void *arg, uint32_t v)
 	return qp != NULL;
 }
 
+/* The auto inline grant of d for QPs shaped like req, when bisected. */
+static bool inline_known(const struct cqp_dev *d, const struct cqp_qp_req *req)
+{
+	return d->inline_auto.known && d->inline_auto.type == req->type &&
+	       d->inline_auto.send_wr == req->max_send_wr &&
+	       d->inline_auto.recv_wr == req->max_recv_wr &&
+	       d->inline_auto.srq == (req->srq != NULL);
+}
+
+static void inline_learn(struct cqp_dev *d, const struct cqp_qp_req *req,
+			 uint32_t grant)
+{
+	d->inline_auto.known = true;
+	d->inline_auto.type = req->type;
+	d->inline_auto.send_wr = req->max_send_wr;
+	d->inline_auto.recv_wr = req->max_recv_wr;
+	d->inline_auto.srq = req->srq != NULL;
+	d->inline_auto.grant = grant;
+}
+
 int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 		  struct ibv_qp **qp, uint32_t *granted_inline)
 {
 	struct inline_probe pr = {d, req};
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
-	uint32_t inl =
-	    req->inline_size < 0 ? CQP_AUTO_INLINE : (uint32_t)req->inline_size;
+	bool known = req->inline_size < 0 && inline_known(d, req);
+	uint32_t inl = known		      ? d->inline_auto.grant
+		       : req->inline_size < 0 ? CQP_AUTO_INLINE
+					      : (uint32_t)req->inline_size;
 	int err;
 
 	/* Both callers size the queues from --tx-depth and --rx-depth; on
@@ -497,8 +519,9 @@ int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 	err = errno;
 	/* Devices report no inline limit, and some refuse a large one
 	 * without EINVAL (bnxt_re: NULL, errno untouched): any failure
-	 * with inline data asks how much the device grants. */
-	if (!*qp && inl > 0) {
+	 * with inline data asks how much the device grants.  A known grant
+	 * that fails is another failure: no second probe. */
+	if (!*qp && inl > 0 && !known) {
 		uint32_t most = cqp_fabric_bisect(inl - 1, inline_fits, &pr);
 
 		if ((most > 0 || inline_fits(&pr, 0)) && req->inline_size > 0)
@@ -508,6 +531,7 @@ int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 					inl, d->info.name, most);
 		if (req->inline_size < 0) {
 			inl = most;
+			inline_learn(d, req, most);
 			*qp = try_create(d, req, inl);
 			err = errno;
 		}

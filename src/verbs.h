@@ -26,6 +26,15 @@ struct cqp_dev {
 	uint8_t sl, tclass;  /* --sl, --tclass */
 	uint16_t pkey_index; /* --pkey-index */
 	struct cqp_device_info info;
+	/* Auto inline: the grant bisected for QPs of one shape, so that the
+	 * probe runs once a run, not once per QP (cqp_qp_create). */
+	struct {
+		bool known;
+		enum ibv_qp_type type;
+		uint32_t send_wr, recv_wr;
+		bool srq;
+		uint32_t grant;
+	} inline_auto;
 };
 
 /* Opens device `name` ("" = the first one), checks the port is active,
@@ -83,8 +92,9 @@ struct cqp_qp_req {
 };
 /* Creates the QP; an explicit inline size the device refuses becomes a
  * CQP_E_USAGE failure that says how much it grants, and in auto mode any
- * refusal bisects down to the grant.  *granted_inline is what the QP
- * really got. */
+ * refusal bisects down to the grant, once per device and QP shape: later
+ * QPs of that shape ask for the grant at once.  *granted_inline is what
+ * the QP really got. */
 int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 		  struct ibv_qp **qp, uint32_t *granted_inline);
 /* RESET -> INIT: receives may be posted from here on. */

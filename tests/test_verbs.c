@@ -2,7 +2,8 @@
 /* verbs.c against a fake device: the libibverbs calls it makes are wrapped
  * at link time (-Wl,--wrap, see Makefile.am), so that a test plays a
  * device's limits and counts the calls.  Covers the limit checks (-q
- * times --threads, --srq against max_srq_wr). */
+ * times --threads, --srq against max_srq_wr) and the inline probe (once
+ * per run, not per QP). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,45 @@ static struct cqp_qp_req ud_req(uint32_t rx, struct ibv_srq *srq, int32_t inl)
 				   .inline_size = inl};
 }
 
+/* Auto inline on a device that grants 96 bytes: the bisection runs for
+ * the first QP only, not again for each of 1024. */
+static void test_inline_once(void)
+{
+	struct cqp_dev d;
+	struct ibv_qp *qps[1024];
+	struct cqp_qp_req req = ud_req(512, NULL, -1);
+	uint32_t granted = 0;
+	unsigned n = 0;
+
+	fake_dev(&d, "bnxt_re0");
+	creates = destroys = 0;
+	for (unsigned i = 0; i < 1024; i++) {
+		granted = 0;
+		if (cqp_qp_create(&d, &req, &qps[n], &granted) != 0)
+			break;
+		n++;
+		CHECK(granted == 96 ||
+		      !fprintf(stderr, "QP %u: %u\n", i, granted));
+	}
+	CHECK(n == 1024);
+	/* One QP each, plus one probe: 236 refused, then a bisection. */
+	CHECK(creates <= 1024 + 10 ||
+	      !fprintf(stderr, "1024 QPs took %u ibv_create_qp calls\n",
+		       creates));
+	while (n)
+		__wrap_ibv_destroy_qp(qps[--n]);
+	CHECK(live_qps == 0);
+
+	/* An explicit size above the grant is the user's error. */
+	req.inline_size = 200;
+	cqp_errclear();
+	CHECK(cqp_qp_create(&d, &req, &qps[0], &granted) == -CQP_E_USAGE);
+	HAS("--inline 200: bnxt_re0 grants at most 96 bytes");
+	req.inline_size = 64;
+	CHECK(cqp_qp_create(&d, &req, &qps[0], &granted) == 0 && granted == 64);
+	__wrap_ibv_destroy_qp(qps[0]);
+}
+
 /* A QP on an SRQ has no receive queue of its own: --rx-depth is the
  * SRQ's depth, above max_qp_wr where max_srq_wr allows it. */
 static void test_srq_qp(void)
@@ -207,6 +247,7 @@ static void test_srq_qp(void)
 int main(void)
 {
 	test_limits();
+	test_inline_once();
 	test_srq_qp();
 	return check_done("test_verbs");
 }
