@@ -57,6 +57,17 @@ int cqp_fabric_pick_gid(const struct cqp_gid_cand *c, unsigned n,
 	return best;
 }
 
+int cqp_fabric_sgid_index_ok(int index, const char *dev)
+{
+	if (index >= 0 && index <= CQP_SGID_INDEX_MAX)
+		return 0;
+	return cqp_fail(CQP_E_USAGE,
+			"GID index %d of %s: an address handle carries an "
+			"8-bit source GID index (0..%d); give --gid-index an "
+			"entry in that range with the address to use",
+			index, dev, CQP_SGID_INDEX_MAX);
+}
+
 void cqp_gid_str(const union ibv_gid *gid, char *buf, size_t cap)
 {
 	char tmp[INET6_ADDRSTRLEN];

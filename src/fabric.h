@@ -24,6 +24,12 @@ struct cqp_gid_cand {
  * then any v1; on InfiniBand the first valid entry.  -1: none. */
 int cqp_fabric_pick_gid(const struct cqp_gid_cand *c, unsigned n,
 			const uint8_t *local, bool ethernet);
+/* An address handle's grh.sgid_index (ibv_ah_attr, and the QP's path) has
+ * 8 bits, while a GID table may be longer (rxe's has 1024 entries). */
+#define CQP_SGID_INDEX_MAX 255
+/* 0 when GID index fits an address handle, else a CQP_E_USAGE failure
+ * naming the index, 0..255 and --gid-index: never truncated. */
+int cqp_fabric_sgid_index_ok(int index, const char *dev);
 /* "IB", "RoCE v1", "RoCE v2". */
 const char *cqp_gid_type_name(enum ibv_gid_type t);
 /* Text GID "fe80::..." for messages and reports. */

@@ -87,13 +87,13 @@ static int pick_gid(struct cqp_dev *d, int requested, const uint8_t *local)
 	bool eth = d->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
 	struct cqp_gid_cand *c;
 	unsigned n;
-	int i;
+	int i, rc;
 
 	c = gid_table(d, &n);
 	if (!c)
 		return cqp_fail(CQP_E_NOMEM, "out of memory for the GID table");
 	if (requested >= 0) {
-		int rc = check_gid_index(d, c, n, (unsigned)requested);
+		rc = check_gid_index(d, c, n, (unsigned)requested);
 
 		if (rc == 0) {
 			d->gid_index = requested;
@@ -103,6 +103,10 @@ static int pick_gid(struct cqp_dev *d, int requested, const uint8_t *local)
 		return rc;
 	}
 	i = cqp_fabric_pick_gid(c, n, local, eth);
+	if (i >= 0 && (rc = cqp_fabric_sgid_index_ok(i, d->info.name)) < 0) {
+		free(c);
+		return rc;
+	}
 	if (i >= 0) {
 		d->gid_index = i;
 		d->gid = c[i].gid;
@@ -574,7 +578,11 @@ int cqp_rc_qp_connect(struct ibv_qp *qp, const struct cqp_dev *d,
 		      const struct cqp_endpoint *remote, enum ibv_mtu mtu)
 {
 	struct ibv_qp_attr a;
+	int rc;
 
+	if (d->grh &&
+	    (rc = cqp_fabric_sgid_index_ok(d->gid_index, d->info.name)) < 0)
+		return rc;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = mtu;
@@ -654,7 +662,11 @@ int cqp_ah_create(struct cqp_dev *d, const union ibv_gid *gid, uint16_t lid,
 {
 	struct ibv_ah_attr a;
 	char text[INET6_ADDRSTRLEN];
+	int rc;
 
+	if ((d->grh || !lid) &&
+	    (rc = cqp_fabric_sgid_index_ok(d->gid_index, d->info.name)) < 0)
+		return rc;
 	memset(&a, 0, sizeof(a));
 	a.dlid = lid;
 	a.port_num = d->port;

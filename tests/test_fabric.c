@@ -128,6 +128,30 @@ static void test_gid_choice(void)
 	CHECK_STR(cqp_gid_type_name(IB), "IB");
 }
 
+/* An address handle's sgid_index has 8 bits: a table longer than 256
+ * entries (rxe has 1024) may hold the chosen GID past 255. */
+static void test_sgid_index(void)
+{
+	struct cqp_gid_cand c[300];
+	uint8_t local[16];
+
+	memset(c, 0, sizeof(c));
+	c[0].valid = true;
+	c[0].type = V2;
+	CHECK(inet_pton(AF_INET6, "fe80::1", c[0].gid.raw) == 1);
+	c[280].valid = true;
+	c[280].type = V2;
+	CHECK(inet_pton(AF_INET6, "::ffff:198.18.9.1", c[280].gid.raw) == 1);
+	memcpy(local, c[280].gid.raw, 16);
+	CHECK(cqp_fabric_pick_gid(c, 300, local, true) == 280);
+	CHECK(cqp_fabric_sgid_index_ok(255, "rxe0") == 0);
+	cqp_errclear();
+	CHECK(cqp_fabric_sgid_index_ok(280, "rxe0") == -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "GID index 280") != NULL);
+	CHECK(strstr(cqp_errmsg(), "0..255") != NULL);
+	CHECK(strstr(cqp_errmsg(), "--gid-index") != NULL);
+}
+
 /* What a refused --gid-index lists: the usable entries only, in order,
  * and a table too long for the message cut with "...". */
 static void test_usable_gids(void)
@@ -365,6 +389,7 @@ int main(void)
 	test_port_record();
 	test_gid_choice();
 	test_usable_gids();
+	test_sgid_index();
 	test_path_mtu();
 	test_grh();
 	test_transport();

@@ -2,8 +2,9 @@
 /* verbs.c against a fake device: the libibverbs calls it makes are wrapped
  * at link time (-Wl,--wrap, see Makefile.am), so that a test plays a
  * device's limits and counts the calls.  Covers the limit checks (-q
- * times --threads, --srq against max_srq_wr) and the inline probe (once
- * per run, not per QP). */
+ * times --threads, --srq against max_srq_wr), the inline probe (once per
+ * run, not per QP) and GID indices that do not fit an address handle's
+ * 8-bit sgid_index. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,10 +245,41 @@ static void test_srq_qp(void)
 	HAS("--rx-depth 32768 exceeds the max_qp_wr 16384");
 }
 
+/* sgid_index is 8 bits in ibv_ah_attr: GID 300 must be refused, not sent
+ * as GID 44. */
+static void test_sgid_index(void)
+{
+	struct cqp_dev d;
+	union ibv_gid gid;
+	struct ibv_ah *ah = NULL;
+	struct ibv_qp qp = {.qp_num = 7};
+	struct cqp_endpoint local = {0}, remote = {0};
+
+	memset(&gid, 0, sizeof(gid));
+	fake_dev(&d, "rxe0");
+	d.gid_index = 255;
+	last_sgid_index = -1;
+	CHECK(cqp_ah_create(&d, &gid, 0, &ah) == 0 && last_sgid_index == 255);
+	d.gid_index = 300;
+	last_sgid_index = -1;
+	cqp_errclear();
+	CHECK(cqp_ah_create(&d, &gid, 0, &ah) == -CQP_E_USAGE);
+	CHECK(last_sgid_index == -1);
+	HAS("GID index 300");
+	HAS("0..255");
+	last_sgid_index = -1;
+	cqp_errclear();
+	CHECK(cqp_rc_qp_connect(&qp, &d, &local, &remote, IBV_MTU_1024) ==
+	      -CQP_E_USAGE);
+	CHECK(last_sgid_index == -1);
+	HAS("GID index 300");
+}
+
 int main(void)
 {
 	test_limits();
 	test_inline_once();
 	test_srq_qp();
+	test_sgid_index();
 	return check_done("test_verbs");
 }
