@@ -306,20 +306,67 @@ bool cqp_fabric_async_on_qp(enum ibv_event_type t)
 	}
 }
 
-uint32_t cqp_fabric_ud_overhead(bool ethernet, bool ipv4, bool grh,
-				const char **name)
+uint32_t cqp_fabric_ud_overhead(const struct cqp_wire *w, const char **name)
 {
 	/* BTH 12 + DETH 8 + ICRC 4 on every fabric. */
 	const uint32_t transport = 12 + 8 + 4;
+	/* [v1, v2 IPv4, v2 IPv6][tagged] */
+	static const char *const names[3][2] = {
+	    {"RoCE v1", "RoCE v1, VLAN"},
+	    {"RoCE v2 over IPv4", "RoCE v2 over IPv4, VLAN"},
+	    {"RoCE v2 over IPv6", "RoCE v2 over IPv6, VLAN"}};
 
-	if (ethernet) {
-		/* Ethernet 14 + FCS 4 + preamble 8 + gap 12, then IP + UDP;
-		 * the GRH of RoCE v2 is the IP header. */
-		*name = ipv4 ? "RoCE v2 over IPv4" : "RoCE v2 over IPv6";
-		return transport + 14 + 4 + 8 + 12 + (ipv4 ? 20 : 40) + 8;
+	if (w->ethernet) {
+		int k = w->gid_type == IBV_GID_TYPE_ROCE_V1 ? 0
+			: w->ipv4			    ? 1
+							    : 2;
+		/* RoCE v1 carries the GRH itself; in v2 the IP header is
+		 * the GRH, and UDP follows. */
+		uint32_t l3 = k == 0 ? 40 : k == 1 ? 20 + 8 : 40 + 8;
+
+		*name = names[k][w->vlan];
+		/* Ethernet 14 + FCS 4 + preamble 8 + gap 12 (+ tag 4). */
+		return transport + 14 + 4 + 8 + 12 + (w->vlan ? 4 : 0) + l3;
 	}
-	*name = grh ? "InfiniBand with GRH" : "InfiniBand";
-	return transport + 8 + 2 + (grh ? 40 : 0); /* LRH, VCRC */
+	*name = w->grh ? "InfiniBand with GRH" : "InfiniBand";
+	return transport + 8 + 2 + (w->grh ? 40 : 0); /* LRH, VCRC */
+}
+
+/* The first line of a small file, without its newline; false: none. */
+static bool read_line(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fgets(buf, (int)cap, f) != NULL;
+	fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok && buf[0];
+}
+
+bool cqp_fabric_gid_vlan(const char *root, const char *dev, unsigned port,
+			 unsigned index)
+{
+	char path[512], ndev[64], line[128];
+	bool vlan = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "%s/class/infiniband/%s/ports/%u/gid_attrs/ndevs/%u", root,
+		 dev, port, index);
+	if (!read_line(path, ndev, sizeof(ndev)) || strchr(ndev, '/'))
+		return false;
+	snprintf(path, sizeof(path), "%s/class/net/%s/uevent", root, ndev);
+	if (!(f = fopen(path, "r")))
+		return false;
+	while (!vlan && fgets(line, sizeof(line), f))
+		vlan = strcmp(line, "DEVTYPE=vlan\n") == 0 ||
+		       strcmp(line, "DEVTYPE=vlan") == 0;
+	fclose(f);
+	return vlan;
 }
 
 bool cqp_fabric_ud_len_ok(uint32_t byte_len, uint32_t size, bool wc_grh)

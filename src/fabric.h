@@ -91,12 +91,27 @@ int cqp_fabric_cm_device_ok(const char *routed, const char *ours,
 bool cqp_fabric_async_fatal(enum ibv_event_type t);
 bool cqp_fabric_async_on_qp(enum ibv_event_type t);
 
+/* The link a UD packet travels, as cqp_fabric_ud_overhead needs it. */
+struct cqp_wire {
+	bool ethernet;
+	enum ibv_gid_type gid_type; /* Ethernet: RoCE v1 or v2 */
+	bool ipv4;		    /* RoCE v2: the GID is IPv4-mapped */
+	bool grh;		    /* InfiniBand: packets carry a GRH */
+	bool vlan;		    /* Ethernet: the GID's netdev is a VLAN */
+};
+
 /* Bytes one UD SEND packet carries besides its payload on the wire, for
  * the link used: RoCE v2 over IPv4 or IPv6 (Ethernet, IP, UDP, BTH, DETH,
- * ICRC, FCS; no GRH on the wire), InfiniBand (LRH, GRH when global, BTH,
- * DETH, ICRC, VCRC).  `*name` says which. */
-uint32_t cqp_fabric_ud_overhead(bool ethernet, bool ipv4, bool grh,
-				const char **name);
+ * ICRC, FCS; no GRH on the wire), RoCE v1 (Ethernet, GRH, BTH, DETH,
+ * ICRC, FCS), 4 more for an 802.1Q tag, InfiniBand (LRH, GRH when global,
+ * BTH, DETH, ICRC, VCRC).  `*name` says which. */
+uint32_t cqp_fabric_ud_overhead(const struct cqp_wire *w, const char **name);
+
+/* Whether GID `index` of dev's port sits on a VLAN netdev, read from the
+ * sysfs tree at root ("/sys"): gid_attrs/ndevs/INDEX names the netdev,
+ * whose uevent says DEVTYPE=vlan.  No netdev or no file: false. */
+bool cqp_fabric_gid_vlan(const char *root, const char *dev, unsigned port,
+			 unsigned index);
 
 /* Whether a UD receive of byte_len is the message of `size` bytes: with
  * the GRH flag the length includes the 40-byte GRH; without it some

@@ -42,15 +42,23 @@ static int agree(struct cqp_dev *d, struct cqp_run *run, bool rc_qps,
 				   ? (uint32_t)d->ctx->num_comp_vectors
 				   : 0;
 	if (!rc_qps) {
+		/* What a packet carries besides its payload on this link. */
+		struct cqp_wire link = {
+		    .ethernet = mine.ethernet,
+		    .gid_type = d->gid_type,
+		    .ipv4 = IN6_IS_ADDR_V4MAPPED(
+			(const struct in6_addr *)d->gid.raw),
+		    .grh = d->grh,
+		    .vlan = mine.ethernet &&
+			    cqp_fabric_gid_vlan("/sys", d->info.name, d->port,
+						(unsigned)d->gid_index),
+		};
 		const char *wire;
 
 		if (p->mcast[0] &&
 		    (rc = cqp_fabric_mcast_ok(mine.ethernet, d->info.name)) < 0)
 			return rc;
-		d->info.wire_overhead = cqp_fabric_ud_overhead(
-		    mine.ethernet,
-		    IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)d->gid.raw),
-		    d->grh, &wire);
+		d->info.wire_overhead = cqp_fabric_ud_overhead(&link, &wire);
 		snprintf(d->info.wire, sizeof(d->info.wire), "%s", wire);
 	}
 	return 0;

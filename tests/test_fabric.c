@@ -5,6 +5,8 @@
  * address, link-local first, VLAN and secondary addresses in the order
  * they were added. */
 #include <arpa/inet.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 
 #include "check.h"
 #include "error.h"
@@ -298,21 +300,93 @@ static void test_async(void)
 	CHECK(!cqp_fabric_async_on_qp(IBV_EVENT_PORT_ERR));
 }
 
+static uint32_t overhead(bool eth, enum ibv_gid_type type, bool ipv4, bool grh,
+			 bool vlan, const char **name)
+{
+	struct cqp_wire w = {.ethernet = eth,
+			     .gid_type = type,
+			     .ipv4 = ipv4,
+			     .grh = grh,
+			     .vlan = vlan};
+
+	return cqp_fabric_ud_overhead(&w, name);
+}
+
 static void test_overhead(void)
 {
 	const char *name = NULL;
 
 	/* 14 Eth + 20 IPv4 + 8 UDP + 12 BTH + 8 DETH + 4 ICRC + 4 FCS + 20
 	 * preamble and gap. */
-	CHECK(cqp_fabric_ud_overhead(true, true, true, &name) == 90);
+	CHECK(overhead(true, V2, true, true, false, &name) == 90);
 	CHECK_STR(name, "RoCE v2 over IPv4");
-	CHECK(cqp_fabric_ud_overhead(true, false, true, &name) == 110);
+	CHECK(overhead(true, V2, false, true, false, &name) == 110);
 	CHECK_STR(name, "RoCE v2 over IPv6");
+	/* RoCE v1: Ethernet, then the 40-byte GRH; no IP, no UDP, whatever
+	 * the GID's address looks like. */
+	CHECK(overhead(true, V1, true, true, false, &name) == 102);
+	CHECK_STR(name, "RoCE v1");
+	CHECK(overhead(true, V1, false, true, false, &name) == 102);
+	/* A GID on a VLAN netdev: 4 bytes of 802.1Q tag a frame. */
+	CHECK(overhead(true, V2, true, true, true, &name) == 94);
+	CHECK_STR(name, "RoCE v2 over IPv4, VLAN");
+	CHECK(overhead(true, V2, false, true, true, &name) == 114);
+	CHECK_STR(name, "RoCE v2 over IPv6, VLAN");
+	CHECK(overhead(true, V1, false, true, true, &name) == 106);
+	CHECK_STR(name, "RoCE v1, VLAN");
 	/* 8 LRH + 12 BTH + 8 DETH + 4 ICRC + 2 VCRC (+ 40 GRH). */
-	CHECK(cqp_fabric_ud_overhead(false, false, false, &name) == 34);
+	CHECK(overhead(false, IB, false, false, false, &name) == 34);
 	CHECK_STR(name, "InfiniBand");
-	CHECK(cqp_fabric_ud_overhead(false, false, true, &name) == 74);
+	CHECK(overhead(false, IB, false, true, false, &name) == 74);
 	CHECK_STR(name, "InfiniBand with GRH");
+}
+
+static void put(const char *root, const char *rel, const char *text)
+{
+	char path[512], *slash;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	/* mkdir -p of the file's folder. */
+	for (slash = strchr(path + strlen(root) + 1, '/'); slash;
+	     slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		mkdir(path, 0755);
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* Which GIDs sit on a VLAN netdev, from a sysfs tree as the kernel lays
+ * it out: gid_attrs/ndevs/N names the netdev, its uevent says vlan. */
+static void test_vlan(void)
+{
+	char root[] = "/tmp/cqperf-sysfs.XXXXXX";
+	char cmd[64];
+
+	CHECK(mkdtemp(root) != NULL);
+	put(root, "class/infiniband/mlx5_1/ports/1/gid_attrs/ndevs/0",
+	    "enp1s0f1\n");
+	put(root, "class/infiniband/mlx5_1/ports/1/gid_attrs/ndevs/3",
+	    "enp1s0f1\n");
+	put(root, "class/infiniband/mlx5_1/ports/1/gid_attrs/ndevs/5",
+	    "enp1s0f1.100\n");
+	put(root, "class/net/enp1s0f1/uevent",
+	    "INTERFACE=enp1s0f1\nIFINDEX=3\n");
+	put(root, "class/net/enp1s0f1.100/uevent",
+	    "DEVTYPE=vlan\nINTERFACE=enp1s0f1.100\nIFINDEX=7\n");
+	CHECK(!cqp_fabric_gid_vlan(root, "mlx5_1", 1, 3));
+	CHECK(cqp_fabric_gid_vlan(root, "mlx5_1", 1, 5));
+	/* No ndev (InfiniBand, an empty entry, no sysfs): no tag. */
+	CHECK(!cqp_fabric_gid_vlan(root, "mlx5_1", 1, 9));
+	CHECK(!cqp_fabric_gid_vlan(root, "mlx5_0", 1, 5));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	CHECK(system(cmd) == 0);
 }
 
 static void test_ud_len(void)
@@ -397,6 +471,7 @@ int main(void)
 	test_cm_device();
 	test_async();
 	test_overhead();
+	test_vlan();
 	test_ud_len();
 	test_cq_mod();
 	test_bisect();
