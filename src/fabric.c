@@ -120,23 +120,103 @@ const char *cqp_gid_type_name(enum ibv_gid_type t)
 	return "unknown";
 }
 
+static uint32_t v4_of(const uint8_t *g)
+{
+	return (uint32_t)g[12] << 24 | (uint32_t)g[13] << 16 |
+	       (uint32_t)g[14] << 8 | g[15];
+}
+
+bool cqp_fabric_gid_reaches(const struct cqp_gid_cand *c,
+			    const union ibv_gid *peer)
+{
+	bool v4 = is_v4_mapped(c->gid.raw);
+	uint32_t mask;
+
+	if (v4 != is_v4_mapped(peer->raw))
+		return false;
+	if (!v4)
+		return is_link_local(c->gid.raw) == is_link_local(peer->raw);
+	if (!c->prefix_len)
+		return true;
+	mask =
+	    c->prefix_len >= 32 ? UINT32_MAX : ~(UINT32_MAX >> c->prefix_len);
+	return ((v4_of(c->gid.raw) ^ v4_of(peer->raw)) & mask) == 0;
+}
+
+bool cqp_fabric_gid_adapts(bool client, bool mine_given, bool theirs_given)
+{
+	return !mine_given && (client || theirs_given);
+}
+
+int cqp_fabric_gid_for_peer(const struct cqp_gid_cand *c, unsigned n,
+			    int current, const union ibv_gid *peer,
+			    const char *dev)
+{
+	char ours[INET6_ADDRSTRLEN + 8] = "none", theirs[INET6_ADDRSTRLEN];
+	char usable[256];
+	int best = -1, best_rank = 0;
+
+	if (current >= 0 && (unsigned)current < n && c[current].valid &&
+	    cqp_fabric_gid_reaches(&c[current], peer))
+		return current;
+	for (unsigned i = 0; i < n && i <= CQP_SGID_INDEX_MAX; i++) {
+		int r;
+
+		if (!c[i].valid || !cqp_fabric_gid_reaches(&c[i], peer))
+			continue;
+		r = rank(&c[i], NULL);
+		if (best < 0 || r < best_rank) {
+			best = (int)i;
+			best_rank = r;
+		}
+	}
+	if (best >= 0)
+		return best;
+	if (current >= 0 && (unsigned)current < n) {
+		cqp_gid_str(&c[current].gid, ours, sizeof(ours));
+		if (c[current].prefix_len)
+			snprintf(ours + strlen(ours),
+				 sizeof(ours) - strlen(ours), "/%u",
+				 c[current].prefix_len);
+	}
+	cqp_gid_str(peer, theirs, sizeof(theirs));
+	cqp_fabric_usable_gids(c, n, usable, sizeof(usable));
+	return cqp_fail(CQP_E_USAGE,
+			"no GID of %s reaches the peer's GID %s (ours: %s, "
+			"index %d; neither side's oob address is a GID): "
+			"choose GIDs of one subnet with --gid-index (usable "
+			"here: %s)",
+			dev, theirs, ours, current, usable);
+}
+
 void cqp_port_facts_encode(const struct cqp_port_facts *f,
 			   struct cqp_kv_writer *w)
 {
-	char prefix[24];
+	char prefix[24], gid[INET6_ADDRSTRLEN];
 
 	snprintf(prefix, sizeof(prefix), "%016" PRIx64, f->subnet_prefix);
 	cqp_kv_add_u64(w, "mtu", f->active_mtu);
 	cqp_kv_add_str(w, "link", f->ethernet ? "eth" : "ib");
 	cqp_kv_add_u64(w, "lid", f->lid);
 	cqp_kv_add_str(w, "prefix", prefix);
+	if (f->has_gid) {
+		cqp_gid_str(&f->gid, gid, sizeof(gid));
+		cqp_kv_add_str(w, "gid", gid);
+		cqp_kv_add_u64(w, "gid_given", f->gid_given);
+	}
+}
+
+static int key_is(void *ctx, const char *key, const char *val)
+{
+	(void)val;
+	return strcmp(key, ctx) == 0;
 }
 
 int cqp_port_facts_decode(struct cqp_port_facts *f, const char *text,
 			  size_t len)
 {
-	char link[8], prefix[24], *end;
-	uint64_t mtu, lid;
+	char link[8], prefix[24], gid[INET6_ADDRSTRLEN], *end;
+	uint64_t mtu, lid, given;
 	int rc;
 
 	if ((rc = cqp_kv_get_u64(text, len, "mtu", &mtu)) < 0 ||
@@ -160,6 +240,20 @@ int cqp_port_facts_decode(struct cqp_port_facts *f, const char *text,
 	f->active_mtu = (uint32_t)mtu;
 	f->lid = (uint16_t)lid;
 	f->ethernet = link[0] == 'e';
+	/* Optional: older peers send no GID. */
+	f->has_gid = f->gid_given = false;
+	if (cqp_kv_parse(text, len, key_is, "gid") != 1)
+		return 0;
+	if ((rc = cqp_kv_get_str(text, len, "gid", gid, sizeof(gid))) < 0 ||
+	    (rc = cqp_kv_get_u64(text, len, "gid_given", &given)) < 0)
+		return rc;
+	if (inet_pton(AF_INET6, gid, f->gid.raw) != 1 || given > 1)
+		return cqp_fail(CQP_E_PROTO,
+				"peer's port record: gid '%s' (given %" PRIu64
+				") is not a GID",
+				gid, given);
+	f->has_gid = true;
+	f->gid_given = given;
 	return 0;
 }
 

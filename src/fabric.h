@@ -16,6 +16,9 @@ struct cqp_gid_cand {
 	union ibv_gid gid;
 	enum ibv_gid_type type;
 	bool valid; /* the query succeeded and the GID is not zero */
+	/* IPv4-mapped: the address's prefix length on its netdev; 0:
+	 * unknown (taken to reach every IPv4 peer). */
+	uint8_t prefix_len;
 };
 
 /* The default GID: the entry whose address is `local` (the oob socket's
@@ -40,6 +43,25 @@ void cqp_gid_str(const union ibv_gid *gid, char *buf, size_t cap);
 void cqp_fabric_usable_gids(const struct cqp_gid_cand *c, unsigned n, char *buf,
 			    size_t cap);
 
+/* Whether entry c reaches the peer's GID without a router: both IPv4 and
+ * the peer inside c's subnet (by c's prefix_len; unknown: yes), or both
+ * IPv6 of one scope (link-local or not).  Another family: never. */
+bool cqp_fabric_gid_reaches(const struct cqp_gid_cand *c,
+			    const union ibv_gid *peer);
+/* Once the sides know each other's GID, one may move towards the other's:
+ * never a side given --gid-index; of two default choices the client's;
+ * else the default one. */
+bool cqp_fabric_gid_adapts(bool client, bool mine_given, bool theirs_given);
+/* On the side that adapts, the entry to use towards the peer's GID:
+ * `current` when it reaches it, else the best one that does (in
+ * cqp_fabric_pick_gid's order, index up to CQP_SGID_INDEX_MAX), as with a
+ * VLAN or secondary address the first RoCE v2 IPv4 GID of each side may
+ * sit in another subnet.  None: a CQP_E_USAGE failure naming both GIDs and
+ * --gid-index.  Returns the index. */
+int cqp_fabric_gid_for_peer(const struct cqp_gid_cand *c, unsigned n,
+			    int current, const union ibv_gid *peer,
+			    const char *dev);
+
 /* What each side tells the other about its port before anything is
  * created: the choices below are made from both, identically. */
 struct cqp_port_facts {
@@ -47,10 +69,15 @@ struct cqp_port_facts {
 	bool ethernet;
 	uint16_t lid;
 	uint64_t subnet_prefix; /* first 8 bytes of GID 0, network order */
+	/* The GID chosen and whether --gid-index chose it; a peer that
+	 * sends neither leaves has_gid false. */
+	bool has_gid, gid_given;
+	union ibv_gid gid;
 };
 
-/* kv keys mtu, link ("eth"/"ib"), lid, prefix: the record each side
- * sends the other.  decode: CQP_E_PROTO naming a missing or bad field. */
+/* kv keys mtu, link ("eth"/"ib"), lid, prefix, and gid and gid_given when
+ * has_gid (optional): the record each side sends the other.  decode:
+ * CQP_E_PROTO naming a missing or bad field. */
 struct cqp_kv_writer;
 void cqp_port_facts_encode(const struct cqp_port_facts *f,
 			   struct cqp_kv_writer *w);

@@ -28,9 +28,18 @@ static int agree(struct cqp_dev *d, struct cqp_run *run, bool rc_qps,
 				p->pkey_index, d->port, d->info.name,
 				d->port_attr.pkey_tbl_len - 1);
 	cqp_dev_port_facts(d, &mine);
+	mine.gid_given = p->gid_index >= 0;
 	rc = cqp_session_exchange_port(run->s, &mine, &theirs);
 	if (rc < 0 ||
 	    (rc = cqp_fabric_path_mtu(&mine, &theirs, p->mtu, mtu)) < 0)
+		return rc;
+	/* Each side chose its GID alone: when the oob address matched none,
+	 * the two may sit in different subnets (a VLAN, a secondary
+	 * address), and RC would fail with retry-exceeded, UD lose all. */
+	if (mine.ethernet && theirs.has_gid &&
+	    cqp_fabric_gid_adapts(run->is_client, mine.gid_given,
+				  theirs.gid_given) &&
+	    (rc = cqp_dev_gid_toward(d, &theirs.gid)) < 0)
 		return rc;
 	d->grh = cqp_fabric_use_grh(&mine, &theirs, p->gid_index >= 0);
 	d->sl = (uint8_t)p->sl;

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,35 @@ static bool gid_is_zero(const union ibv_gid *g)
 {
 	static const uint8_t zero[16];
 	return memcmp(g->raw, zero, sizeof(zero)) == 0;
+}
+
+/* The netdev prefix length of each IPv4-mapped entry, from the host's
+ * addresses (the GID table has the address alone), so that a GID's
+ * subnet can be told (cqp_fabric_gid_reaches).  Unmatched: 0. */
+static void fill_prefixes(struct cqp_gid_cand *c, unsigned n)
+{
+	struct ifaddrs *all, *a;
+
+	if (getifaddrs(&all))
+		return;
+	for (a = all; a; a = a->ifa_next) {
+		const struct sockaddr_in *in = (const void *)a->ifa_addr;
+		const struct sockaddr_in *mask = (const void *)a->ifa_netmask;
+		uint32_t m;
+		uint8_t len = 0;
+
+		if (!in || !mask || in->sin_family != AF_INET)
+			continue;
+		for (m = ntohl(mask->sin_addr.s_addr); m & 0x80000000u; m <<= 1)
+			len++;
+		for (unsigned i = 0; i < n; i++)
+			if (c[i].valid &&
+			    IN6_IS_ADDR_V4MAPPED(
+				(const struct in6_addr *)c[i].gid.raw) &&
+			    memcmp(c[i].gid.raw + 12, &in->sin_addr, 4) == 0)
+				c[i].prefix_len = len;
+	}
+	freeifaddrs(all);
 }
 
 /* The GID table as fabric.c wants it, indexed by GID index, unlisted
@@ -59,6 +89,8 @@ static struct cqp_gid_cand *gid_table(struct cqp_dev *d, unsigned *n)
 		c[i].valid = !gid_is_zero(&e.gid);
 	}
 	free(all);
+	if (c && d->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET)
+		fill_prefixes(c, len);
 	*n = len;
 	return c;
 }
@@ -92,29 +124,26 @@ static int pick_gid(struct cqp_dev *d, int requested, const uint8_t *local)
 	c = gid_table(d, &n);
 	if (!c)
 		return cqp_fail(CQP_E_NOMEM, "out of memory for the GID table");
+	/* Kept: the peer's GID may call for another entry (path.c). */
+	d->gids = c;
+	d->ngids = n;
 	if (requested >= 0) {
 		rc = check_gid_index(d, c, n, (unsigned)requested);
-
 		if (rc == 0) {
 			d->gid_index = requested;
 			d->gid_type = c[requested].type;
 		}
-		free(c);
 		return rc;
 	}
 	i = cqp_fabric_pick_gid(c, n, local, eth);
-	if (i >= 0 && (rc = cqp_fabric_sgid_index_ok(i, d->info.name)) < 0) {
-		free(c);
+	if (i >= 0 && (rc = cqp_fabric_sgid_index_ok(i, d->info.name)) < 0)
 		return rc;
-	}
 	if (i >= 0) {
 		d->gid_index = i;
 		d->gid = c[i].gid;
 		d->gid_type = c[i].type;
-	}
-	free(c);
-	if (i >= 0)
 		return 0;
+	}
 	/* InfiniBand ports may route by LID alone. */
 	if (!eth) {
 		d->gid_index = 0;
@@ -235,8 +264,11 @@ void cqp_dev_close(struct cqp_dev *d)
 		ibv_dealloc_pd(d->pd);
 	if (d->ctx)
 		ibv_close_device(d->ctx);
+	free(d->gids);
 	d->pd = NULL;
 	d->ctx = NULL;
+	d->gids = NULL;
+	d->ngids = 0;
 }
 
 int cqp_dev_check_limits(const struct cqp_dev *d, const struct cqp_params *p)
@@ -326,6 +358,29 @@ void cqp_dev_port_facts(const struct cqp_dev *d, struct cqp_port_facts *f)
 	if (ibv_query_gid(d->ctx, d->port, 0, &g0) == 0)
 		for (int i = 0; i < 8; i++)
 			f->subnet_prefix = f->subnet_prefix << 8 | g0.raw[i];
+	/* The caller says whether --gid-index chose it. */
+	f->has_gid = f->ethernet;
+	f->gid = d->gid;
+}
+
+int cqp_dev_gid_toward(struct cqp_dev *d, const union ibv_gid *peer)
+{
+	int i;
+
+	if (!d->gids)
+		return 0;
+	i = cqp_fabric_gid_for_peer(d->gids, d->ngids, d->gid_index, peer,
+				    d->info.name);
+	if (i < 0 || i == d->gid_index)
+		return i < 0 ? i : 0;
+	d->gid_index = i;
+	d->gid = d->gids[i].gid;
+	d->gid_type = d->gids[i].type;
+	d->info.gid_index = i;
+	cqp_gid_str(&d->gid, d->info.gid, sizeof(d->info.gid));
+	snprintf(d->info.gid_type, sizeof(d->info.gid_type), "%s",
+		 cqp_gid_type_name(d->gid_type));
+	return 0;
 }
 
 int cqp_buf_alloc(struct cqp_buf *b, struct ibv_pd *pd, size_t len, int access)

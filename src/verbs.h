@@ -10,6 +10,7 @@
 
 #include "report.h"
 
+struct cqp_gid_cand;
 struct cqp_kv_writer;
 struct cqp_params;
 
@@ -22,6 +23,8 @@ struct cqp_dev {
 	int gid_index;
 	union ibv_gid gid;
 	enum ibv_gid_type gid_type;
+	struct cqp_gid_cand *gids; /* the port's GID table, ngids entries */
+	unsigned ngids;
 	bool grh;	     /* packets carry a GRH (cqp_path_open decides) */
 	uint8_t sl, tclass;  /* --sl, --tclass */
 	uint16_t pkey_index; /* --pkey-index */
@@ -59,6 +62,9 @@ uint32_t cqp_mtu_bytes(enum ibv_mtu mtu);
 /* What the peer needs to know about our port to agree on the path. */
 struct cqp_port_facts;
 void cqp_dev_port_facts(const struct cqp_dev *d, struct cqp_port_facts *f);
+/* Moves d to the GID that reaches the peer's (cqp_fabric_gid_for_peer),
+ * or fails saying to choose with --gid-index. */
+int cqp_dev_gid_toward(struct cqp_dev *d, const union ibv_gid *peer);
 
 /* A page-aligned buffer registered with the PD. */
 struct cqp_buf {
