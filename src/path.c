@@ -35,8 +35,9 @@ static int agree(struct cqp_dev *d, struct cqp_run *run, bool rc_qps,
 		return rc;
 	/* Each side chose its GID alone: when the oob address matched none,
 	 * the two may sit in different subnets (a VLAN, a secondary
-	 * address), and RC would fail with retry-exceeded, UD lose all. */
-	if (mine.ethernet && theirs.has_gid &&
+	 * address), and RC would fail with retry-exceeded, UD lose all.
+	 * With --rdma-cm, RDMA CM's route gives the path instead. */
+	if (mine.ethernet && theirs.has_gid && !p->rdma_cm &&
 	    cqp_fabric_gid_adapts(run->is_client, mine.gid_given,
 				  theirs.gid_given) &&
 	    (rc = cqp_dev_gid_toward(d, &theirs.gid)) < 0)
