@@ -13,7 +13,6 @@
 #define WRID_QP_SHIFT	 48
 #define WRID_IDX_MASK	 ((1ull << WRID_QP_SHIFT) - 1)
 #define REAP_MAX	 64
-#define CHAIN_MAX	 64
 #define PEAK_INTERVAL_NS (50ull * 1000 * 1000)
 #define WARMUP_NS	 (1000ull * 1000 * 1000)
 
@@ -56,9 +55,9 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 {
 	const struct cqp_params *p = s->tx->p;
 	struct txq *q = &s->q[i];
-	struct ibv_send_wr wr[CHAIN_MAX], *bad;
-	struct ibv_sge sge[CHAIN_MAX];
-	unsigned chain = p->post_list < CHAIN_MAX ? p->post_list : CHAIN_MAX;
+	struct ibv_send_wr wr[CQP_POST_LIST_MAX], *bad;
+	struct ibv_sge sge[CQP_POST_LIST_MAX];
+	unsigned chain = p->post_list; /* options.c bounds it */
 
 	while (!q->done_posting && q->posted - q->acked < p->tx_depth &&
 	       (!s->sched || s->due <= now)) {
@@ -219,6 +218,13 @@ static int pump(struct sender *s, struct cqp_bw_meter *bw, uint64_t warm_end,
 	return 0;
 }
 
+uint32_t cqp_bw_sol_every(uint32_t rx_depth, uint32_t rq_senders)
+{
+	uint32_t n = rx_depth / 4 / (rq_senders ? rq_senders : 1);
+
+	return n ? n : 1;
+}
+
 int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 		struct cqp_cost *mine, uint64_t *sent)
 {
@@ -237,7 +243,7 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	/* Receivers armed for solicited events must wake before their
 	 * receive queue runs dry, or sender and receiver wait on each
 	 * other. */
-	s.sol_every = p->rx_depth / 4 ? p->rx_depth / 4 : 1;
+	s.sol_every = cqp_bw_sol_every(p->rx_depth, tx->rq_senders);
 	reset_queues(&s);
 	now = cqp_now_ns();
 	*sent = 0;

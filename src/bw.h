@@ -32,7 +32,16 @@ struct cqp_bw_tx {
 	/* --rate: this sender's share of it (--threads split it); 0 with
 	 * --rate set means all of it. */
 	uint64_t rate;
+	/* Sending QPs whose messages land in one of the peer's receive
+	 * queues (cqp_ud_rq_senders); 0 or 1: each QP has its own. */
+	uint32_t rq_senders;
 };
+
+/* Sends per QP from one solicited message to the next: a quarter of
+ * rx_depth, divided among rq_senders QPs, whose countdowns may run
+ * together: a receiver armed for solicited events then wakes before a
+ * quarter of its queue is used.  At least 1. */
+uint32_t cqp_bw_sol_every(uint32_t rx_depth, uint32_t rq_senders);
 
 /* Sends one step of `size` bytes per message: --iters per QP after
  * tx->warmup, or for --duration seconds after a second of warm-up.

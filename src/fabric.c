@@ -57,6 +57,17 @@ int cqp_fabric_pick_gid(const struct cqp_gid_cand *c, unsigned n,
 	return best;
 }
 
+int cqp_fabric_sgid_index_ok(int index, const char *dev)
+{
+	if (index >= 0 && index <= CQP_SGID_INDEX_MAX)
+		return 0;
+	return cqp_fail(CQP_E_USAGE,
+			"GID index %d of %s: an address handle carries an "
+			"8-bit source GID index (0..%d); give --gid-index an "
+			"entry in that range with the address to use",
+			index, dev, CQP_SGID_INDEX_MAX);
+}
+
 void cqp_gid_str(const union ibv_gid *gid, char *buf, size_t cap)
 {
 	char tmp[INET6_ADDRSTRLEN];
@@ -109,23 +120,103 @@ const char *cqp_gid_type_name(enum ibv_gid_type t)
 	return "unknown";
 }
 
+static uint32_t v4_of(const uint8_t *g)
+{
+	return (uint32_t)g[12] << 24 | (uint32_t)g[13] << 16 |
+	       (uint32_t)g[14] << 8 | g[15];
+}
+
+bool cqp_fabric_gid_reaches(const struct cqp_gid_cand *c,
+			    const union ibv_gid *peer)
+{
+	bool v4 = is_v4_mapped(c->gid.raw);
+	uint32_t mask;
+
+	if (v4 != is_v4_mapped(peer->raw))
+		return false;
+	if (!v4)
+		return is_link_local(c->gid.raw) == is_link_local(peer->raw);
+	if (!c->prefix_len)
+		return true;
+	mask =
+	    c->prefix_len >= 32 ? UINT32_MAX : ~(UINT32_MAX >> c->prefix_len);
+	return ((v4_of(c->gid.raw) ^ v4_of(peer->raw)) & mask) == 0;
+}
+
+bool cqp_fabric_gid_adapts(bool client, bool mine_given, bool theirs_given)
+{
+	return !mine_given && (client || theirs_given);
+}
+
+int cqp_fabric_gid_for_peer(const struct cqp_gid_cand *c, unsigned n,
+			    int current, const union ibv_gid *peer,
+			    const char *dev)
+{
+	char ours[INET6_ADDRSTRLEN + 8] = "none", theirs[INET6_ADDRSTRLEN];
+	char usable[256];
+	int best = -1, best_rank = 0;
+
+	if (current >= 0 && (unsigned)current < n && c[current].valid &&
+	    cqp_fabric_gid_reaches(&c[current], peer))
+		return current;
+	for (unsigned i = 0; i < n && i <= CQP_SGID_INDEX_MAX; i++) {
+		int r;
+
+		if (!c[i].valid || !cqp_fabric_gid_reaches(&c[i], peer))
+			continue;
+		r = rank(&c[i], NULL);
+		if (best < 0 || r < best_rank) {
+			best = (int)i;
+			best_rank = r;
+		}
+	}
+	if (best >= 0)
+		return best;
+	if (current >= 0 && (unsigned)current < n) {
+		cqp_gid_str(&c[current].gid, ours, sizeof(ours));
+		if (c[current].prefix_len)
+			snprintf(ours + strlen(ours),
+				 sizeof(ours) - strlen(ours), "/%u",
+				 c[current].prefix_len);
+	}
+	cqp_gid_str(peer, theirs, sizeof(theirs));
+	cqp_fabric_usable_gids(c, n, usable, sizeof(usable));
+	return cqp_fail(CQP_E_USAGE,
+			"no GID of %s reaches the peer's GID %s (ours: %s, "
+			"index %d; neither side's oob address is a GID): "
+			"choose GIDs of one subnet with --gid-index (usable "
+			"here: %s)",
+			dev, theirs, ours, current, usable);
+}
+
 void cqp_port_facts_encode(const struct cqp_port_facts *f,
 			   struct cqp_kv_writer *w)
 {
-	char prefix[24];
+	char prefix[24], gid[INET6_ADDRSTRLEN];
 
 	snprintf(prefix, sizeof(prefix), "%016" PRIx64, f->subnet_prefix);
 	cqp_kv_add_u64(w, "mtu", f->active_mtu);
 	cqp_kv_add_str(w, "link", f->ethernet ? "eth" : "ib");
 	cqp_kv_add_u64(w, "lid", f->lid);
 	cqp_kv_add_str(w, "prefix", prefix);
+	if (f->has_gid) {
+		cqp_gid_str(&f->gid, gid, sizeof(gid));
+		cqp_kv_add_str(w, "gid", gid);
+		cqp_kv_add_u64(w, "gid_given", f->gid_given);
+	}
+}
+
+static int key_is(void *ctx, const char *key, const char *val)
+{
+	(void)val;
+	return strcmp(key, ctx) == 0;
 }
 
 int cqp_port_facts_decode(struct cqp_port_facts *f, const char *text,
 			  size_t len)
 {
-	char link[8], prefix[24], *end;
-	uint64_t mtu, lid;
+	char link[8], prefix[24], gid[INET6_ADDRSTRLEN], *end;
+	uint64_t mtu, lid, given;
 	int rc;
 
 	if ((rc = cqp_kv_get_u64(text, len, "mtu", &mtu)) < 0 ||
@@ -149,6 +240,20 @@ int cqp_port_facts_decode(struct cqp_port_facts *f, const char *text,
 	f->active_mtu = (uint32_t)mtu;
 	f->lid = (uint16_t)lid;
 	f->ethernet = link[0] == 'e';
+	/* Optional: older peers send no GID. */
+	f->has_gid = f->gid_given = false;
+	if (cqp_kv_parse(text, len, key_is, "gid") != 1)
+		return 0;
+	if ((rc = cqp_kv_get_str(text, len, "gid", gid, sizeof(gid))) < 0 ||
+	    (rc = cqp_kv_get_u64(text, len, "gid_given", &given)) < 0)
+		return rc;
+	if (inet_pton(AF_INET6, gid, f->gid.raw) != 1 || given > 1)
+		return cqp_fail(CQP_E_PROTO,
+				"peer's port record: gid '%s' (given %" PRIu64
+				") is not a GID",
+				gid, given);
+	f->has_gid = true;
+	f->gid_given = given;
 	return 0;
 }
 
@@ -299,20 +404,67 @@ bool cqp_fabric_async_on_qp(enum ibv_event_type t)
 	}
 }
 
-uint32_t cqp_fabric_ud_overhead(bool ethernet, bool ipv4, bool grh,
-				const char **name)
+uint32_t cqp_fabric_ud_overhead(const struct cqp_wire *w, const char **name)
 {
 	/* BTH 12 + DETH 8 + ICRC 4 on every fabric. */
 	const uint32_t transport = 12 + 8 + 4;
+	/* [v1, v2 IPv4, v2 IPv6][tagged] */
+	static const char *const names[3][2] = {
+	    {"RoCE v1", "RoCE v1, VLAN"},
+	    {"RoCE v2 over IPv4", "RoCE v2 over IPv4, VLAN"},
+	    {"RoCE v2 over IPv6", "RoCE v2 over IPv6, VLAN"}};
 
-	if (ethernet) {
-		/* Ethernet 14 + FCS 4 + preamble 8 + gap 12, then IP + UDP;
-		 * the GRH of RoCE v2 is the IP header. */
-		*name = ipv4 ? "RoCE v2 over IPv4" : "RoCE v2 over IPv6";
-		return transport + 14 + 4 + 8 + 12 + (ipv4 ? 20 : 40) + 8;
+	if (w->ethernet) {
+		int k = w->gid_type == IBV_GID_TYPE_ROCE_V1 ? 0
+			: w->ipv4			    ? 1
+							    : 2;
+		/* RoCE v1 carries the GRH itself; in v2 the IP header is
+		 * the GRH, and UDP follows. */
+		uint32_t l3 = k == 0 ? 40 : k == 1 ? 20 + 8 : 40 + 8;
+
+		*name = names[k][w->vlan];
+		/* Ethernet 14 + FCS 4 + preamble 8 + gap 12 (+ tag 4). */
+		return transport + 14 + 4 + 8 + 12 + (w->vlan ? 4 : 0) + l3;
 	}
-	*name = grh ? "InfiniBand with GRH" : "InfiniBand";
-	return transport + 8 + 2 + (grh ? 40 : 0); /* LRH, VCRC */
+	*name = w->grh ? "InfiniBand with GRH" : "InfiniBand";
+	return transport + 8 + 2 + (w->grh ? 40 : 0); /* LRH, VCRC */
+}
+
+/* The first line of a small file, without its newline; false: none. */
+static bool read_line(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fgets(buf, (int)cap, f) != NULL;
+	fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok && buf[0];
+}
+
+bool cqp_fabric_gid_vlan(const char *root, const char *dev, unsigned port,
+			 unsigned index)
+{
+	char path[512], ndev[64], line[128];
+	bool vlan = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "%s/class/infiniband/%s/ports/%u/gid_attrs/ndevs/%u", root,
+		 dev, port, index);
+	if (!read_line(path, ndev, sizeof(ndev)) || strchr(ndev, '/'))
+		return false;
+	snprintf(path, sizeof(path), "%s/class/net/%s/uevent", root, ndev);
+	if (!(f = fopen(path, "r")))
+		return false;
+	while (!vlan && fgets(line, sizeof(line), f))
+		vlan = strcmp(line, "DEVTYPE=vlan\n") == 0 ||
+		       strcmp(line, "DEVTYPE=vlan") == 0;
+	fclose(f);
+	return vlan;
 }
 
 bool cqp_fabric_ud_len_ok(uint32_t byte_len, uint32_t size, bool wc_grh)

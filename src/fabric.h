@@ -16,6 +16,9 @@ struct cqp_gid_cand {
 	union ibv_gid gid;
 	enum ibv_gid_type type;
 	bool valid; /* the query succeeded and the GID is not zero */
+	/* IPv4-mapped: the address's prefix length on its netdev; 0:
+	 * unknown (taken to reach every IPv4 peer). */
+	uint8_t prefix_len;
 };
 
 /* The default GID: the entry whose address is `local` (the oob socket's
@@ -24,6 +27,12 @@ struct cqp_gid_cand {
  * then any v1; on InfiniBand the first valid entry.  -1: none. */
 int cqp_fabric_pick_gid(const struct cqp_gid_cand *c, unsigned n,
 			const uint8_t *local, bool ethernet);
+/* An address handle's grh.sgid_index (ibv_ah_attr, and the QP's path) has
+ * 8 bits, while a GID table may be longer (rxe's has 1024 entries). */
+#define CQP_SGID_INDEX_MAX 255
+/* 0 when GID index fits an address handle, else a CQP_E_USAGE failure
+ * naming the index, 0..255 and --gid-index: never truncated. */
+int cqp_fabric_sgid_index_ok(int index, const char *dev);
 /* "IB", "RoCE v1", "RoCE v2". */
 const char *cqp_gid_type_name(enum ibv_gid_type t);
 /* Text GID "fe80::..." for messages and reports. */
@@ -34,6 +43,25 @@ void cqp_gid_str(const union ibv_gid *gid, char *buf, size_t cap);
 void cqp_fabric_usable_gids(const struct cqp_gid_cand *c, unsigned n, char *buf,
 			    size_t cap);
 
+/* Whether entry c reaches the peer's GID without a router: both IPv4 and
+ * the peer inside c's subnet (by c's prefix_len; unknown: yes), or both
+ * IPv6 of one scope (link-local or not).  Another family: never. */
+bool cqp_fabric_gid_reaches(const struct cqp_gid_cand *c,
+			    const union ibv_gid *peer);
+/* Once the sides know each other's GID, one may move towards the other's:
+ * never a side given --gid-index; of two default choices the client's;
+ * else the default one. */
+bool cqp_fabric_gid_adapts(bool client, bool mine_given, bool theirs_given);
+/* On the side that adapts, the entry to use towards the peer's GID:
+ * `current` when it reaches it, else the best one that does (in
+ * cqp_fabric_pick_gid's order, index up to CQP_SGID_INDEX_MAX), as with a
+ * VLAN or secondary address the first RoCE v2 IPv4 GID of each side may
+ * sit in another subnet.  None: a CQP_E_USAGE failure naming both GIDs and
+ * --gid-index.  Returns the index. */
+int cqp_fabric_gid_for_peer(const struct cqp_gid_cand *c, unsigned n,
+			    int current, const union ibv_gid *peer,
+			    const char *dev);
+
 /* What each side tells the other about its port before anything is
  * created: the choices below are made from both, identically. */
 struct cqp_port_facts {
@@ -41,10 +69,15 @@ struct cqp_port_facts {
 	bool ethernet;
 	uint16_t lid;
 	uint64_t subnet_prefix; /* first 8 bytes of GID 0, network order */
+	/* The GID chosen and whether --gid-index chose it; a peer that
+	 * sends neither leaves has_gid false. */
+	bool has_gid, gid_given;
+	union ibv_gid gid;
 };
 
-/* kv keys mtu, link ("eth"/"ib"), lid, prefix: the record each side
- * sends the other.  decode: CQP_E_PROTO naming a missing or bad field. */
+/* kv keys mtu, link ("eth"/"ib"), lid, prefix, and gid and gid_given when
+ * has_gid (optional): the record each side sends the other.  decode:
+ * CQP_E_PROTO naming a missing or bad field. */
 struct cqp_kv_writer;
 void cqp_port_facts_encode(const struct cqp_port_facts *f,
 			   struct cqp_kv_writer *w);
@@ -87,12 +120,27 @@ bool cqp_fabric_async_fatal(enum ibv_event_type t, unsigned ev_port,
 			    unsigned port);
 bool cqp_fabric_async_on_qp(enum ibv_event_type t);
 
+/* The link a UD packet travels, as cqp_fabric_ud_overhead needs it. */
+struct cqp_wire {
+	bool ethernet;
+	enum ibv_gid_type gid_type; /* Ethernet: RoCE v1 or v2 */
+	bool ipv4;		    /* RoCE v2: the GID is IPv4-mapped */
+	bool grh;		    /* InfiniBand: packets carry a GRH */
+	bool vlan;		    /* Ethernet: the GID's netdev is a VLAN */
+};
+
 /* Bytes one UD SEND packet carries besides its payload on the wire, for
  * the link used: RoCE v2 over IPv4 or IPv6 (Ethernet, IP, UDP, BTH, DETH,
- * ICRC, FCS; no GRH on the wire), InfiniBand (LRH, GRH when global, BTH,
- * DETH, ICRC, VCRC).  `*name` says which. */
-uint32_t cqp_fabric_ud_overhead(bool ethernet, bool ipv4, bool grh,
-				const char **name);
+ * ICRC, FCS; no GRH on the wire), RoCE v1 (Ethernet, GRH, BTH, DETH,
+ * ICRC, FCS), 4 more for an 802.1Q tag, InfiniBand (LRH, GRH when global,
+ * BTH, DETH, ICRC, VCRC).  `*name` says which. */
+uint32_t cqp_fabric_ud_overhead(const struct cqp_wire *w, const char **name);
+
+/* Whether GID `index` of dev's port sits on a VLAN netdev, read from the
+ * sysfs tree at root ("/sys"): gid_attrs/ndevs/INDEX names the netdev,
+ * whose uevent says DEVTYPE=vlan.  No netdev or no file: false. */
+bool cqp_fabric_gid_vlan(const char *root, const char *dev, unsigned port,
+			 unsigned index);
 
 /* Whether a UD receive of byte_len is the message of `size` bytes: with
  * the GRH flag the length includes the 40-byte GRH; without it some

@@ -38,6 +38,9 @@ enum cqp_cm_mode { CQP_CM_BLOCK, CQP_CM_NONBLOCK, CQP_CM_BATCH };
 #define CQP_DEFAULT_QKEY 0x11111111u
 /* --inline -1 asks for perftest's default inline size. */
 #define CQP_AUTO_INLINE 236
+/* --post-list: the sender's chain is an array of this many on its stack;
+ * more is refused at parse time, not cut short in silence. */
+#define CQP_POST_LIST_MAX 64
 
 struct cqp_params {
 	/* Local: each side sets its own. */
@@ -89,7 +92,7 @@ struct cqp_params {
 	uint32_t mtu;	     /* 0 = port's active MTU */
 	uint32_t sl;	     /* service level */
 	uint32_t tclass;     /* GRH traffic class (RoCE v2: DSCP << 2 | ECN) */
-	uint32_t post_list;
+	uint32_t post_list;  /* at most CQP_POST_LIST_MAX */
 	uint32_t signal_every;
 	uint32_t qps;
 	uint32_t nthreads; /* --threads (bandwidth/latency tools), >= 1 */

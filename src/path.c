@@ -28,9 +28,19 @@ static int agree(struct cqp_dev *d, struct cqp_run *run, bool rc_qps,
 				p->pkey_index, d->port, d->info.name,
 				d->port_attr.pkey_tbl_len - 1);
 	cqp_dev_port_facts(d, &mine);
+	mine.gid_given = p->gid_index >= 0;
 	rc = cqp_session_exchange_port(run->s, &mine, &theirs);
 	if (rc < 0 ||
 	    (rc = cqp_fabric_path_mtu(&mine, &theirs, p->mtu, mtu)) < 0)
+		return rc;
+	/* Each side chose its GID alone: when the oob address matched none,
+	 * the two may sit in different subnets (a VLAN, a secondary
+	 * address), and RC would fail with retry-exceeded, UD lose all.
+	 * With --rdma-cm, RDMA CM's route gives the path instead. */
+	if (mine.ethernet && theirs.has_gid && !p->rdma_cm &&
+	    cqp_fabric_gid_adapts(run->is_client, mine.gid_given,
+				  theirs.gid_given) &&
+	    (rc = cqp_dev_gid_toward(d, &theirs.gid)) < 0)
 		return rc;
 	d->grh = cqp_fabric_use_grh(&mine, &theirs, p->gid_index >= 0);
 	d->sl = (uint8_t)p->sl;
@@ -42,15 +52,23 @@ static int agree(struct cqp_dev *d, struct cqp_run *run, bool rc_qps,
 				   ? (uint32_t)d->ctx->num_comp_vectors
 				   : 0;
 	if (!rc_qps) {
+		/* What a packet carries besides its payload on this link. */
+		struct cqp_wire link = {
+		    .ethernet = mine.ethernet,
+		    .gid_type = d->gid_type,
+		    .ipv4 = IN6_IS_ADDR_V4MAPPED(
+			(const struct in6_addr *)d->gid.raw),
+		    .grh = d->grh,
+		    .vlan = mine.ethernet &&
+			    cqp_fabric_gid_vlan("/sys", d->info.name, d->port,
+						(unsigned)d->gid_index),
+		};
 		const char *wire;
 
 		if (p->mcast[0] &&
 		    (rc = cqp_fabric_mcast_ok(mine.ethernet, d->info.name)) < 0)
 			return rc;
-		d->info.wire_overhead = cqp_fabric_ud_overhead(
-		    mine.ethernet,
-		    IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)d->gid.raw),
-		    d->grh, &wire);
+		d->info.wire_overhead = cqp_fabric_ud_overhead(&link, &wire);
 		snprintf(d->info.wire, sizeof(d->info.wire), "%s", wire);
 	}
 	return 0;

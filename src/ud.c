@@ -44,6 +44,14 @@ struct cqp_mem_need cqp_ud_mem_need(const struct cqp_params *p)
 	return (struct cqp_mem_need){rx + tx, cqp_queue_mem(p, qps, rqs, qps)};
 }
 
+uint32_t cqp_ud_rq_senders(const struct cqp_params *p)
+{
+	/* At most 1024 QPs in all (options.c): no overflow. */
+	uint32_t qps = p->qps * p->nthreads;
+
+	return (p->srq ? qps : 1) * (p->mcast[0] ? qps : 1);
+}
+
 /* ---- the pattern --verify checks ---- */
 
 static uint8_t pattern_byte(uint64_t seq, uint32_t i)

@@ -68,6 +68,11 @@ struct cqp_ud {
 	pthread_mutex_t rx_lock;
 };
 
+/* Copies of each client QP's messages that one server receive queue
+ * takes, summed over the client's QPs: with --srq every QP's (of every
+ * thread), with --mcast every QP's copy, both with both; else 1. */
+uint32_t cqp_ud_rq_senders(const struct cqp_params *p);
+
 /* Memory one side registers, for the server's --max-mem. */
 struct cqp_mem_need cqp_ud_mem_need(const struct cqp_params *p);
 

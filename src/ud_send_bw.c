@@ -73,6 +73,7 @@ static int run_sender(struct cqp_run *run, struct ud_bw_ctx *c, uint64_t size,
 	    .prep = prep,
 	    .arg = c,
 	    .rate = cqp_rate_share(run, run->p->rate),
+	    .rq_senders = cqp_ud_rq_senders(run->p),
 	};
 	int rc = cqp_bw_send(&tx, size, row, mine, &row->sent);
 

@@ -42,6 +42,10 @@ struct lat_ctx {
 	uint32_t seq;	     /* client: next ping */
 	uint64_t drop_every; /* test hook: server ignores every Nth ping */
 	uint64_t pings;
+	/* Server: the pings of a batch still to echo, those make_room met
+	 * included; room for every receive posted, plus a reap. */
+	struct ibv_wc *held;
+	unsigned nheld, held_cap;
 	/* Client, open loop: the requests not yet answered or given up on,
 	 * by sequence % nslot; at most cap of them live at once. */
 	struct req *slot;
@@ -68,6 +72,11 @@ static int setup(struct cqp_run *run, void *ctx)
 		c->sig_every = 1;
 	if (!(c->unsignaled = calloc(c->ud.nqp, sizeof(uint32_t))))
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	if (!run->is_client) {
+		c->held_cap = c->ud.nrq * c->ud.rq_depth + REAP_MAX;
+		if (!(c->held = calloc(c->held_cap, sizeof(*c->held))))
+			return cqp_fail(CQP_E_NOMEM, "out of memory");
+	}
 	/* A request needs a receive for its reply, and the sends in flight
 	 * stay within the send queue (make_room's rule). */
 	c->cap = run->p->rx_depth < run->p->tx_depth ? run->p->rx_depth
@@ -101,6 +110,8 @@ static void teardown(struct cqp_run *run, void *ctx)
 	(void)run;
 	free(c->unsignaled);
 	c->unsignaled = NULL;
+	free(c->held);
+	c->held = NULL;
 	free(c->slot);
 	c->slot = NULL;
 	cqp_lat_rec_free(&c->rec);
@@ -190,10 +201,12 @@ static int reap(struct lat_ctx *c, uint64_t since_ns, uint32_t wait_ms,
 	return n;
 }
 
-/* The send queue must not fill with completions nobody reaped yet; a
- * datagram arriving meanwhile is stale or will be retried. */
+/* The send queue must not fill with completions nobody reaped yet.
+ * Receives met on the way are queued in c->held when keep (the server:
+ * pings, to echo like the others), else dropped (the client: the late
+ * pong of a try already counted lost). */
 static int make_room(struct lat_ctx *c, uint32_t room, uint32_t size,
-		     uint32_t tx_depth)
+		     uint32_t tx_depth, bool keep)
 {
 	struct ibv_wc got[REAP_MAX];
 	int ngot;
@@ -203,6 +216,16 @@ static int make_room(struct lat_ctx *c, uint32_t room, uint32_t size,
 
 		if (rc < 0)
 			return rc;
+		if (!keep || !ngot)
+			continue;
+		/* Unreachable: no more receives are posted than held_cap. */
+		if (c->nheld + (unsigned)ngot > c->held_cap)
+			return cqp_fail(CQP_E_PROTO,
+					"more pings reaped than receives "
+					"posted (%u)",
+					c->held_cap - REAP_MAX);
+		memcpy(c->held + c->nheld, got, (size_t)ngot * sizeof(*got));
+		c->nheld += (unsigned)ngot;
 	}
 	/* Receives it met are reposted by the caller, after its critical
 	 * step: the server calls this between a ping and its pong. */
@@ -266,7 +289,7 @@ static int exchange(struct cqp_run *run, struct lat_ctx *c, unsigned qp,
 		uint32_t imm =
 		    flags | TAG_STEP(c->step) | (c->seq++ & SEQ_MASK);
 		uint64_t t0;
-		int rc = make_room(c, 1, size, p->tx_depth);
+		int rc = make_room(c, 1, size, p->tx_depth, false);
 
 		if (rc < 0)
 			return rc;
@@ -475,7 +498,6 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		      struct cqp_cost *mine)
 {
 	const struct cqp_params *p = run->p;
-	struct ibv_wc got[REAP_MAX];
 	uint64_t since = cqp_now_ns(), quiet_since = since;
 	bool done = false;
 	int rc, ngot;
@@ -484,8 +506,8 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 	cqp_comp_begin(c->ud.comps.comp);
 	for (;;) {
 		/* The clock is read after each pong, never before one. */
-		rc =
-		    reap(c, since, QUIET_MS, (uint32_t)size, got, &ngot, false);
+		rc = reap(c, since, QUIET_MS, (uint32_t)size, c->held, &ngot,
+			  false);
 		if (rc < 0)
 			return rc;
 		if (rc == 0) {
@@ -500,21 +522,24 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 						p->timeout_s);
 			continue;
 		}
-		for (int k = 0; k < ngot; k++) {
-			uint32_t imm = got[k].imm_data;
+		/* make_room may add pings behind the batch: every one gets
+		 * its pong, in the order they came. */
+		c->nheld = (unsigned)ngot;
+		for (unsigned k = 0; k < c->nheld; k++) {
+			const struct ibv_wc *wc = &c->held[k];
+			uint32_t imm = wc->imm_data;
 
 			/* A retry of the previous step's last ping. */
 			if ((imm & STEP_MASK) != TAG_STEP(c->step))
 				continue;
-			if (p->verify &&
-			    (rc = check_payload(&c->ud, &got[k],
-						(uint32_t)size)) < 0)
+			if (p->verify && (rc = check_payload(
+					      &c->ud, wc, (uint32_t)size)) < 0)
 				return rc;
 			if (c->drop_every && ++c->pings % c->drop_every == 0)
 				continue;
-			if ((rc = make_room(c, 1, (uint32_t)size,
-					    p->tx_depth)) < 0 ||
-			    (rc = post_msg(c, cqp_ud_qp_index(&c->ud, &got[k]),
+			if ((rc = make_room(c, 1, (uint32_t)size, p->tx_depth,
+					    true)) < 0 ||
+			    (rc = post_msg(c, cqp_ud_qp_index(&c->ud, wc),
 					   (uint32_t)size, imm, p->verify)) < 0)
 				return rc;
 			if ((imm & TAG_MEASURE) && !done)

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,35 @@ static bool gid_is_zero(const union ibv_gid *g)
 {
 	static const uint8_t zero[16];
 	return memcmp(g->raw, zero, sizeof(zero)) == 0;
+}
+
+/* The netdev prefix length of each IPv4-mapped entry, from the host's
+ * addresses (the GID table has the address alone), so that a GID's
+ * subnet can be told (cqp_fabric_gid_reaches).  Unmatched: 0. */
+static void fill_prefixes(struct cqp_gid_cand *c, unsigned n)
+{
+	struct ifaddrs *all, *a;
+
+	if (getifaddrs(&all))
+		return;
+	for (a = all; a; a = a->ifa_next) {
+		const struct sockaddr_in *in = (const void *)a->ifa_addr;
+		const struct sockaddr_in *mask = (const void *)a->ifa_netmask;
+		uint32_t m;
+		uint8_t len = 0;
+
+		if (!in || !mask || in->sin_family != AF_INET)
+			continue;
+		for (m = ntohl(mask->sin_addr.s_addr); m & 0x80000000u; m <<= 1)
+			len++;
+		for (unsigned i = 0; i < n; i++)
+			if (c[i].valid &&
+			    IN6_IS_ADDR_V4MAPPED(
+				(const struct in6_addr *)c[i].gid.raw) &&
+			    memcmp(c[i].gid.raw + 12, &in->sin_addr, 4) == 0)
+				c[i].prefix_len = len;
+	}
+	freeifaddrs(all);
 }
 
 /* The GID table as fabric.c wants it, indexed by GID index, unlisted
@@ -59,6 +89,8 @@ static struct cqp_gid_cand *gid_table(struct cqp_dev *d, unsigned *n)
 		c[i].valid = !gid_is_zero(&e.gid);
 	}
 	free(all);
+	if (c && d->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET)
+		fill_prefixes(c, len);
 	*n = len;
 	return c;
 }
@@ -87,30 +119,31 @@ static int pick_gid(struct cqp_dev *d, int requested, const uint8_t *local)
 	bool eth = d->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
 	struct cqp_gid_cand *c;
 	unsigned n;
-	int i;
+	int i, rc;
 
 	c = gid_table(d, &n);
 	if (!c)
 		return cqp_fail(CQP_E_NOMEM, "out of memory for the GID table");
+	/* Kept: the peer's GID may call for another entry (path.c). */
+	d->gids = c;
+	d->ngids = n;
 	if (requested >= 0) {
-		int rc = check_gid_index(d, c, n, (unsigned)requested);
-
+		rc = check_gid_index(d, c, n, (unsigned)requested);
 		if (rc == 0) {
 			d->gid_index = requested;
 			d->gid_type = c[requested].type;
 		}
-		free(c);
 		return rc;
 	}
 	i = cqp_fabric_pick_gid(c, n, local, eth);
+	if (i >= 0 && (rc = cqp_fabric_sgid_index_ok(i, d->info.name)) < 0)
+		return rc;
 	if (i >= 0) {
 		d->gid_index = i;
 		d->gid = c[i].gid;
 		d->gid_type = c[i].type;
-	}
-	free(c);
-	if (i >= 0)
 		return 0;
+	}
 	/* InfiniBand ports may route by LID alone. */
 	if (!eth) {
 		d->gid_index = 0;
@@ -231,30 +264,48 @@ void cqp_dev_close(struct cqp_dev *d)
 		ibv_dealloc_pd(d->pd);
 	if (d->ctx)
 		ibv_close_device(d->ctx);
+	free(d->gids);
 	d->pd = NULL;
 	d->ctx = NULL;
+	d->gids = NULL;
+	d->ngids = 0;
 }
 
 int cqp_dev_check_limits(const struct cqp_dev *d, const struct cqp_params *p)
 {
 	const struct ibv_device_attr *a = &d->attr;
 	uint32_t cqe = cqp_params_cq_depth(p);
+	/* --threads: every thread makes -q QPs and a CQ for each. */
+	uint32_t qps = p->qps * p->nthreads;
+	char what[80];
 
-	if (a->max_qp > 0 && p->qps > (uint32_t)a->max_qp)
+	if (p->nthreads > 1)
+		snprintf(what, sizeof(what),
+			 "--qps %u times --threads %u (%u QPs)", p->qps,
+			 p->nthreads, qps);
+	else
+		snprintf(what, sizeof(what), "--qps %u", p->qps);
+	if (a->max_qp > 0 && qps > (uint32_t)a->max_qp)
+		return cqp_fail(CQP_E_USAGE, "%s: above the max_qp %d of %s",
+				what, a->max_qp, d->info.name);
+	if (a->max_cq > 0 && qps > (uint32_t)a->max_cq)
 		return cqp_fail(CQP_E_USAGE,
-				"--qps %u exceeds the max_qp %d of %s", p->qps,
-				a->max_qp, d->info.name);
-	if (a->max_cq > 0 && p->qps > (uint32_t)a->max_cq)
-		return cqp_fail(CQP_E_USAGE,
-				"--qps %u needs a CQ per QP, above the max_cq "
-				"%d of %s",
-				p->qps, a->max_cq, d->info.name);
+				"%s: a CQ per QP is above the max_cq %d of %s",
+				what, a->max_cq, d->info.name);
 	if (p->tx_depth > (uint32_t)a->max_qp_wr)
 		return cqp_fail(CQP_E_USAGE,
 				"--tx-depth %u exceeds the max_qp_wr %d of %s",
 				p->tx_depth, a->max_qp_wr, d->info.name);
-	/* With --srq the receives sit on the SRQ, which cqp_srq_create
-	 * checks against max_srq_wr. */
+	/* With --srq the receives sit on the one SRQ, not on the QPs. */
+	if (p->srq && !a->max_srq)
+		return cqp_fail(CQP_E_USAGE,
+				"--srq: %s has no shared receive queues",
+				d->info.name);
+	if (p->srq && p->rx_depth > (uint32_t)a->max_srq_wr)
+		return cqp_fail(CQP_E_USAGE,
+				"--rx-depth %u exceeds the max_srq_wr %d of %s "
+				"(with --srq it is the shared queue's depth)",
+				p->rx_depth, a->max_srq_wr, d->info.name);
 	if (!p->srq && p->rx_depth > (uint32_t)a->max_qp_wr)
 		return cqp_fail(CQP_E_USAGE,
 				"--rx-depth %u exceeds the max_qp_wr %d of %s",
@@ -307,6 +358,29 @@ void cqp_dev_port_facts(const struct cqp_dev *d, struct cqp_port_facts *f)
 	if (ibv_query_gid(d->ctx, d->port, 0, &g0) == 0)
 		for (int i = 0; i < 8; i++)
 			f->subnet_prefix = f->subnet_prefix << 8 | g0.raw[i];
+	/* The caller says whether --gid-index chose it. */
+	f->has_gid = f->ethernet;
+	f->gid = d->gid;
+}
+
+int cqp_dev_gid_toward(struct cqp_dev *d, const union ibv_gid *peer)
+{
+	int i;
+
+	if (!d->gids)
+		return 0;
+	i = cqp_fabric_gid_for_peer(d->gids, d->ngids, d->gid_index, peer,
+				    d->info.name);
+	if (i < 0 || i == d->gid_index)
+		return i < 0 ? i : 0;
+	d->gid_index = i;
+	d->gid = d->gids[i].gid;
+	d->gid_type = d->gids[i].type;
+	d->info.gid_index = i;
+	cqp_gid_str(&d->gid, d->info.gid, sizeof(d->info.gid));
+	snprintf(d->info.gid_type, sizeof(d->info.gid_type), "%s",
+		 cqp_gid_type_name(d->gid_type));
+	return 0;
 }
 
 int cqp_buf_alloc(struct cqp_buf *b, struct ibv_pd *pd, size_t len, int access)
@@ -458,22 +532,45 @@ static bool inline_fits(void *arg, uint32_t v)
 	return qp != NULL;
 }
 
+/* The auto inline grant of d for QPs shaped like req, when bisected. */
+static bool inline_known(const struct cqp_dev *d, const struct cqp_qp_req *req)
+{
+	return d->inline_auto.known && d->inline_auto.type == req->type &&
+	       d->inline_auto.send_wr == req->max_send_wr &&
+	       d->inline_auto.recv_wr == req->max_recv_wr &&
+	       d->inline_auto.srq == (req->srq != NULL);
+}
+
+static void inline_learn(struct cqp_dev *d, const struct cqp_qp_req *req,
+			 uint32_t grant)
+{
+	d->inline_auto.known = true;
+	d->inline_auto.type = req->type;
+	d->inline_auto.send_wr = req->max_send_wr;
+	d->inline_auto.recv_wr = req->max_recv_wr;
+	d->inline_auto.srq = req->srq != NULL;
+	d->inline_auto.grant = grant;
+}
+
 int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 		  struct ibv_qp **qp, uint32_t *granted_inline)
 {
 	struct inline_probe pr = {d, req};
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
-	uint32_t inl =
-	    req->inline_size < 0 ? CQP_AUTO_INLINE : (uint32_t)req->inline_size;
+	bool known = req->inline_size < 0 && inline_known(d, req);
+	uint32_t inl = known		      ? d->inline_auto.grant
+		       : req->inline_size < 0 ? CQP_AUTO_INLINE
+					      : (uint32_t)req->inline_size;
 	int err;
 
-	/* Both callers size the queues from --tx-depth and --rx-depth. */
+	/* Both callers size the queues from --tx-depth and --rx-depth; on
+	 * an SRQ the QP has no receive queue (try_create asks for none). */
 	if (req->max_send_wr > (uint32_t)d->attr.max_qp_wr)
 		return cqp_fail(
 		    CQP_E_USAGE, "--tx-depth %u exceeds the max_qp_wr %d of %s",
 		    req->max_send_wr, d->attr.max_qp_wr, d->info.name);
-	if (req->max_recv_wr > (uint32_t)d->attr.max_qp_wr)
+	if (!req->srq && req->max_recv_wr > (uint32_t)d->attr.max_qp_wr)
 		return cqp_fail(
 		    CQP_E_USAGE, "--rx-depth %u exceeds the max_qp_wr %d of %s",
 		    req->max_recv_wr, d->attr.max_qp_wr, d->info.name);
@@ -481,8 +578,9 @@ int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 	err = errno;
 	/* Devices report no inline limit, and some refuse a large one
 	 * without EINVAL (bnxt_re: NULL, errno untouched): any failure
-	 * with inline data asks how much the device grants. */
-	if (!*qp && inl > 0) {
+	 * with inline data asks how much the device grants.  A known grant
+	 * that fails is another failure: no second probe. */
+	if (!*qp && inl > 0 && !known) {
 		uint32_t most = cqp_fabric_bisect(inl - 1, inline_fits, &pr);
 
 		if ((most > 0 || inline_fits(&pr, 0)) && req->inline_size > 0)
@@ -492,6 +590,7 @@ int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 					inl, d->info.name, most);
 		if (req->inline_size < 0) {
 			inl = most;
+			inline_learn(d, req, most);
 			*qp = try_create(d, req, inl);
 			err = errno;
 		}
@@ -534,7 +633,11 @@ int cqp_rc_qp_connect(struct ibv_qp *qp, const struct cqp_dev *d,
 		      const struct cqp_endpoint *remote, enum ibv_mtu mtu)
 {
 	struct ibv_qp_attr a;
+	int rc;
 
+	if (d->grh &&
+	    (rc = cqp_fabric_sgid_index_ok(d->gid_index, d->info.name)) < 0)
+		return rc;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = mtu;
@@ -614,7 +717,11 @@ int cqp_ah_create(struct cqp_dev *d, const union ibv_gid *gid, uint16_t lid,
 {
 	struct ibv_ah_attr a;
 	char text[INET6_ADDRSTRLEN];
+	int rc;
 
+	if ((d->grh || !lid) &&
+	    (rc = cqp_fabric_sgid_index_ok(d->gid_index, d->info.name)) < 0)
+		return rc;
 	memset(&a, 0, sizeof(a));
 	a.dlid = lid;
 	a.port_num = d->port;

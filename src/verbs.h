@@ -10,6 +10,7 @@
 
 #include "report.h"
 
+struct cqp_gid_cand;
 struct cqp_kv_writer;
 struct cqp_params;
 
@@ -22,10 +23,21 @@ struct cqp_dev {
 	int gid_index;
 	union ibv_gid gid;
 	enum ibv_gid_type gid_type;
+	struct cqp_gid_cand *gids; /* the port's GID table, ngids entries */
+	unsigned ngids;
 	bool grh;	     /* packets carry a GRH (cqp_path_open decides) */
 	uint8_t sl, tclass;  /* --sl, --tclass */
 	uint16_t pkey_index; /* --pkey-index */
 	struct cqp_device_info info;
+	/* Auto inline: the grant bisected for QPs of one shape, so that the
+	 * probe runs once a run, not once per QP (cqp_qp_create). */
+	struct {
+		bool known;
+		enum ibv_qp_type type;
+		uint32_t send_wr, recv_wr;
+		bool srq;
+		uint32_t grant;
+	} inline_auto;
 };
 
 /* Opens device `name` ("" = the first one), checks the port is active,
@@ -37,9 +49,11 @@ int cqp_dev_open(struct cqp_dev *d, const char *name, unsigned port,
 void cqp_dev_close(struct cqp_dev *d);
 
 /* The queue pairs, queue depths and CQ depth of p against what the device
- * reports (max_qp, max_cq, max_qp_wr, max_cqe), checked before anything
- * is created: a CQP_E_USAGE failure naming the option, its value and the
- * device's limit, instead of a bare EINVAL from the create call. */
+ * reports (max_qp and max_cq against -q times --threads, max_qp_wr, with
+ * --srq max_srq and max_srq_wr, max_cqe), checked before anything is
+ * created: a CQP_E_USAGE failure naming the option, its value and the
+ * device's limit, instead of a bare EINVAL from the create call.  Reads
+ * d->attr and d->info.name only (tests fill them). */
 int cqp_dev_check_limits(const struct cqp_dev *d, const struct cqp_params *p);
 
 /* 256..4096 <-> IBV_MTU_*; 0 for a size that is not a valid MTU. */
@@ -48,6 +62,9 @@ uint32_t cqp_mtu_bytes(enum ibv_mtu mtu);
 /* What the peer needs to know about our port to agree on the path. */
 struct cqp_port_facts;
 void cqp_dev_port_facts(const struct cqp_dev *d, struct cqp_port_facts *f);
+/* Moves d to the GID that reaches the peer's (cqp_fabric_gid_for_peer),
+ * or fails saying to choose with --gid-index. */
+int cqp_dev_gid_toward(struct cqp_dev *d, const union ibv_gid *peer);
 
 /* A page-aligned buffer registered with the PD. */
 struct cqp_buf {
@@ -81,8 +98,9 @@ struct cqp_qp_req {
 };
 /* Creates the QP; an explicit inline size the device refuses becomes a
  * CQP_E_USAGE failure that says how much it grants, and in auto mode any
- * refusal bisects down to the grant.  *granted_inline is what the QP
- * really got. */
+ * refusal bisects down to the grant, once per device and QP shape: later
+ * QPs of that shape ask for the grant at once.  *granted_inline is what
+ * the QP really got. */
 int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 		  struct ibv_qp **qp, uint32_t *granted_inline);
 /* RESET -> INIT: receives may be posted from here on. */

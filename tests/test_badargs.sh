@@ -160,7 +160,8 @@ bad ud_send_bw --cm-addr "" --cm-addr 10.0.0.2 1.2.3.4
 bad cq_poll_bw --sl 0..15 --sl 16
 bad ud_send_lat --tclass 0..255 --tclass 256
 bad cq_event_lat --pkey-index 0..65535 --pkey-index 65536
-bad ud_send_bw --post-list 1..1024 -l 0
+bad ud_send_bw --post-list 1..64 -l 0
+bad cq_poll_bw --post-list 1..64 -l 65 -t 128
 bad ud_send_bw --retry-us "" --retry-us 5000
 bad ud_send_bw --size 1..2G -s 2K!
 

@@ -5,6 +5,8 @@
  * address, link-local first, VLAN and secondary addresses in the order
  * they were added. */
 #include <arpa/inet.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 
 #include "check.h"
 #include "error.h"
@@ -126,6 +128,135 @@ static void test_gid_choice(void)
 	CHECK_STR(cqp_gid_type_name(V2), "RoCE v2");
 	CHECK_STR(cqp_gid_type_name(V1), "RoCE v1");
 	CHECK_STR(cqp_gid_type_name(IB), "IB");
+}
+
+/* Every IPv4-mapped entry's netdev prefix is len. */
+static void prefix_all(struct cqp_gid_cand *c, unsigned n, uint8_t len)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (c[i].valid && c[i].gid.raw[10] == 0xff)
+			c[i].prefix_len = len;
+}
+
+static union ibv_gid gid_of(const char *text)
+{
+	union ibv_gid g;
+
+	CHECK(inet_pton(AF_INET6, text, g.raw) == 1);
+	return g;
+}
+
+/* The GID towards the peer's (cqp_fabric_gid_for_peer), on the side that
+ * adapts: with the oob over a management network neither side's GID is
+ * its oob address, and each side's first RoCE v2 IPv4 GID may sit in
+ * another subnet, here one untagged and one on a VLAN. */
+static void test_gid_for_peer(void)
+{
+	/* mlx5: 198.18.0.1/24 on the netdev, then 198.19.5.1/24 on its VLAN
+	 * 100; the peer got its VLAN address first (prefixes set below). */
+	static const struct gid_row a_rows[] = {
+	    {"fe80::b8ce:f6ff:fea1:b2c4", V1},
+	    {"fe80::b8ce:f6ff:fea1:b2c4", V2},
+	    {"::ffff:198.18.0.1", V1},
+	    {"::ffff:198.18.0.1", V2},
+	    {"::ffff:198.19.5.1", V1},
+	    {"::ffff:198.19.5.1", V2},
+	    END};
+	static const struct gid_row b_rows[] = {
+	    {"fe80::b8ce:f6ff:fea1:9911", V1},
+	    {"fe80::b8ce:f6ff:fea1:9911", V2},
+	    {"::ffff:198.19.5.2", V1},
+	    {"::ffff:198.19.5.2", V2},
+	    {"::ffff:198.18.0.2", V1},
+	    {"::ffff:198.18.0.2", V2},
+	    END};
+	/* rxe with no prefix known: nothing to judge by. */
+	static const struct gid_row rxe[] = {
+	    {"fe80::44c4:50ff:fe2c:2db5", V2}, {"::ffff:198.18.0.1", V2}, END};
+	struct cqp_gid_cand a[16], b[16], r[16];
+	unsigned na = load(a_rows, a), nb = load(b_rows, b), nr = load(rxe, r);
+	int ia = cqp_fabric_pick_gid(a, na, NULL, true);
+	int ib = cqp_fabric_pick_gid(b, nb, NULL, true);
+	union ibv_gid peer;
+
+	prefix_all(a, na, 24);
+	prefix_all(b, nb, 24);
+	/* Each side alone: its first v2 IPv4 entry, in different subnets. */
+	CHECK(ia == 3 && ib == 3);
+	CHECK(!cqp_fabric_gid_reaches(&b[ib], &a[ia].gid));
+	/* The side that adapts takes its entry in the peer's subnet. */
+	CHECK(cqp_fabric_gid_for_peer(b, nb, ib, &a[ia].gid, "mlx5_1") == 5);
+	CHECK(cqp_fabric_gid_for_peer(a, na, ia, &b[ib].gid, "mlx5_0") == 5);
+	/* One already in the peer's subnet stays. */
+	peer = gid_of("::ffff:198.18.0.77");
+	CHECK(cqp_fabric_gid_for_peer(a, na, 3, &peer, "mlx5_0") == 3);
+	CHECK(cqp_fabric_gid_reaches(&a[3], &peer));
+	/* No entry in the peer's subnet: refused, telling the user to pick
+	 * one with -x. */
+	peer = gid_of("::ffff:10.1.1.1");
+	cqp_errclear();
+	CHECK(cqp_fabric_gid_for_peer(a, na, 3, &peer, "mlx5_0") ==
+	      -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "10.1.1.1") != NULL);
+	CHECK(strstr(cqp_errmsg(), "198.18.0.1") != NULL);
+	CHECK(strstr(cqp_errmsg(), "--gid-index") != NULL);
+	/* Another family: an IPv6 global GID against IPv4 and link-local
+	 * entries only. */
+	peer = gid_of("2001:db8::2");
+	CHECK(!cqp_fabric_gid_reaches(&a[3], &peer));
+	CHECK(!cqp_fabric_gid_reaches(&a[1], &peer));
+	CHECK(cqp_fabric_gid_for_peer(a, na, 3, &peer, "mlx5_0") ==
+	      -CQP_E_USAGE);
+	peer = gid_of("fe80::1");
+	CHECK(cqp_fabric_gid_reaches(&a[1], &peer));
+	/* A wider prefix holds more. */
+	{
+		static const struct gid_row wide[] = {{"::ffff:198.18.0.1", V2},
+						      END};
+		struct cqp_gid_cand w[2];
+		unsigned nw = load(wide, w);
+
+		prefix_all(w, nw, 16);
+		peer = gid_of("::ffff:198.18.7.7");
+		CHECK(cqp_fabric_gid_for_peer(w, nw, 0, &peer, "x") == 0);
+		peer = gid_of("::ffff:198.19.0.1");
+		CHECK(!cqp_fabric_gid_reaches(&w[0], &peer));
+	}
+	/* Prefix unknown: assumed to reach (no change, no failure). */
+	peer = gid_of("::ffff:198.51.100.9");
+	CHECK(cqp_fabric_gid_for_peer(r, nr, 1, &peer, "rxe0") == 1);
+	/* Who adapts: not a side given -x; the client when neither was,
+	 * else the side that was not. */
+	CHECK(cqp_fabric_gid_adapts(true, false, false));
+	CHECK(!cqp_fabric_gid_adapts(false, false, false));
+	CHECK(cqp_fabric_gid_adapts(false, false, true));
+	CHECK(!cqp_fabric_gid_adapts(true, true, false));
+	CHECK(cqp_fabric_gid_adapts(true, false, true));
+	CHECK(!cqp_fabric_gid_adapts(false, true, true));
+}
+
+/* An address handle's sgid_index has 8 bits: a table longer than 256
+ * entries (rxe has 1024) may hold the chosen GID past 255. */
+static void test_sgid_index(void)
+{
+	struct cqp_gid_cand c[300];
+	uint8_t local[16];
+
+	memset(c, 0, sizeof(c));
+	c[0].valid = true;
+	c[0].type = V2;
+	CHECK(inet_pton(AF_INET6, "fe80::1", c[0].gid.raw) == 1);
+	c[280].valid = true;
+	c[280].type = V2;
+	CHECK(inet_pton(AF_INET6, "::ffff:198.18.9.1", c[280].gid.raw) == 1);
+	memcpy(local, c[280].gid.raw, 16);
+	CHECK(cqp_fabric_pick_gid(c, 300, local, true) == 280);
+	CHECK(cqp_fabric_sgid_index_ok(255, "rxe0") == 0);
+	cqp_errclear();
+	CHECK(cqp_fabric_sgid_index_ok(280, "rxe0") == -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "GID index 280") != NULL);
+	CHECK(strstr(cqp_errmsg(), "0..255") != NULL);
+	CHECK(strstr(cqp_errmsg(), "--gid-index") != NULL);
 }
 
 /* What a refused --gid-index lists: the usable entries only, in order,
@@ -276,21 +407,93 @@ static void test_async(void)
 	CHECK(!cqp_fabric_async_on_qp(IBV_EVENT_PORT_ERR));
 }
 
+static uint32_t overhead(bool eth, enum ibv_gid_type type, bool ipv4, bool grh,
+			 bool vlan, const char **name)
+{
+	struct cqp_wire w = {.ethernet = eth,
+			     .gid_type = type,
+			     .ipv4 = ipv4,
+			     .grh = grh,
+			     .vlan = vlan};
+
+	return cqp_fabric_ud_overhead(&w, name);
+}
+
 static void test_overhead(void)
 {
 	const char *name = NULL;
 
 	/* 14 Eth + 20 IPv4 + 8 UDP + 12 BTH + 8 DETH + 4 ICRC + 4 FCS + 20
 	 * preamble and gap. */
-	CHECK(cqp_fabric_ud_overhead(true, true, true, &name) == 90);
+	CHECK(overhead(true, V2, true, true, false, &name) == 90);
 	CHECK_STR(name, "RoCE v2 over IPv4");
-	CHECK(cqp_fabric_ud_overhead(true, false, true, &name) == 110);
+	CHECK(overhead(true, V2, false, true, false, &name) == 110);
 	CHECK_STR(name, "RoCE v2 over IPv6");
+	/* RoCE v1: Ethernet, then the 40-byte GRH; no IP, no UDP, whatever
+	 * the GID's address looks like. */
+	CHECK(overhead(true, V1, true, true, false, &name) == 102);
+	CHECK_STR(name, "RoCE v1");
+	CHECK(overhead(true, V1, false, true, false, &name) == 102);
+	/* A GID on a VLAN netdev: 4 bytes of 802.1Q tag a frame. */
+	CHECK(overhead(true, V2, true, true, true, &name) == 94);
+	CHECK_STR(name, "RoCE v2 over IPv4, VLAN");
+	CHECK(overhead(true, V2, false, true, true, &name) == 114);
+	CHECK_STR(name, "RoCE v2 over IPv6, VLAN");
+	CHECK(overhead(true, V1, false, true, true, &name) == 106);
+	CHECK_STR(name, "RoCE v1, VLAN");
 	/* 8 LRH + 12 BTH + 8 DETH + 4 ICRC + 2 VCRC (+ 40 GRH). */
-	CHECK(cqp_fabric_ud_overhead(false, false, false, &name) == 34);
+	CHECK(overhead(false, IB, false, false, false, &name) == 34);
 	CHECK_STR(name, "InfiniBand");
-	CHECK(cqp_fabric_ud_overhead(false, false, true, &name) == 74);
+	CHECK(overhead(false, IB, false, true, false, &name) == 74);
 	CHECK_STR(name, "InfiniBand with GRH");
+}
+
+static void put(const char *root, const char *rel, const char *text)
+{
+	char path[512], *slash;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	/* mkdir -p of the file's folder. */
+	for (slash = strchr(path + strlen(root) + 1, '/'); slash;
+	     slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		mkdir(path, 0755);
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* Which GIDs sit on a VLAN netdev, from a sysfs tree as the kernel lays
+ * it out: gid_attrs/ndevs/N names the netdev, its uevent says vlan. */
+static void test_vlan(void)
+{
+	char root[] = "/tmp/cqperf-sysfs.XXXXXX";
+	char cmd[64];
+
+	CHECK(mkdtemp(root) != NULL);
+	put(root, "class/infiniband/mlx5_1/ports/1/gid_attrs/ndevs/0",
+	    "enp1s0f1\n");
+	put(root, "class/infiniband/mlx5_1/ports/1/gid_attrs/ndevs/3",
+	    "enp1s0f1\n");
+	put(root, "class/infiniband/mlx5_1/ports/1/gid_attrs/ndevs/5",
+	    "enp1s0f1.100\n");
+	put(root, "class/net/enp1s0f1/uevent",
+	    "INTERFACE=enp1s0f1\nIFINDEX=3\n");
+	put(root, "class/net/enp1s0f1.100/uevent",
+	    "DEVTYPE=vlan\nINTERFACE=enp1s0f1.100\nIFINDEX=7\n");
+	CHECK(!cqp_fabric_gid_vlan(root, "mlx5_1", 1, 3));
+	CHECK(cqp_fabric_gid_vlan(root, "mlx5_1", 1, 5));
+	/* No ndev (InfiniBand, an empty entry, no sysfs): no tag. */
+	CHECK(!cqp_fabric_gid_vlan(root, "mlx5_1", 1, 9));
+	CHECK(!cqp_fabric_gid_vlan(root, "mlx5_0", 1, 5));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	CHECK(system(cmd) == 0);
 }
 
 static void test_ud_len(void)
@@ -347,6 +550,19 @@ static void test_port_record(void)
 	CHECK(cqp_port_facts_decode(&b, buf, w.len) == 0);
 	CHECK(b.active_mtu == 2048 && !b.ethernet && b.lid == 0x1234 &&
 	      b.subnet_prefix == 0xfe80000000000000ull);
+	CHECK(!b.has_gid);
+	/* The GID travels, and whether -x chose it; a peer that does not
+	 * send them leaves has_gid false. */
+	a.ethernet = true;
+	a.has_gid = true;
+	a.gid_given = true;
+	CHECK(inet_pton(AF_INET6, "::ffff:198.19.5.1", a.gid.raw) == 1);
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_port_facts_encode(&a, &w);
+	memset(&b, 0, sizeof(b));
+	CHECK(cqp_port_facts_decode(&b, buf, w.len) == 0);
+	CHECK(b.has_gid && b.gid_given &&
+	      memcmp(a.gid.raw, b.gid.raw, 16) == 0);
 	CHECK(cqp_port_facts_decode(&b, "mtu=1024\n", 9) < 0);
 	{
 		const char *bad = "mtu=1024\nlink=x\nlid=1\nprefix=0\n";
@@ -367,6 +583,8 @@ int main(void)
 	test_port_record();
 	test_gid_choice();
 	test_usable_gids();
+	test_gid_for_peer();
+	test_sgid_index();
 	test_path_mtu();
 	test_grh();
 	test_transport();
@@ -374,6 +592,7 @@ int main(void)
 	test_cm_device();
 	test_async();
 	test_overhead();
+	test_vlan();
 	test_ud_len();
 	test_cq_mod();
 	test_bisect();

@@ -3,6 +3,7 @@
  * recovery, the delivery figures (loss, wire efficiency), their exchange
  * between the sides, how every format renders them, and the UD options'
  * bounds and conflicts. */
+#include "bw.h"
 #include "check.h"
 #include "error.h"
 #include "kv.h"
@@ -186,11 +187,11 @@ static void test_render(void)
 	free(s);
 }
 
-static int parse(enum cqp_tool tool, const char *args)
+static int parse_into(struct cqp_params *p, enum cqp_tool tool,
+		      const char *args)
 {
 	char copy[512], *argv[32];
 	int argc = 0;
-	struct cqp_params p;
 	FILE *devnull = fopen("/dev/null", "w");
 	int rc;
 
@@ -198,9 +199,16 @@ static int parse(enum cqp_tool tool, const char *args)
 	for (char *t = strtok(copy, " "); t && argc < 31; t = strtok(NULL, " "))
 		argv[argc++] = t;
 	argv[argc] = NULL;
-	rc = cqp_params_parse(&p, tool, argc, argv, devnull);
+	rc = cqp_params_parse(p, tool, argc, argv, devnull);
 	fclose(devnull);
 	return rc;
+}
+
+static int parse(enum cqp_tool tool, const char *args)
+{
+	struct cqp_params p;
+
+	return parse_into(&p, tool, args);
 }
 
 /* Bad UD options: exit-2 failures that name the option. */
@@ -273,6 +281,46 @@ static void test_negotiation(void)
 	CHECK(!s.srq && s.qkey == 0x11111111);
 }
 
+/* --solicited: a receiver armed for solicited events sleeps between
+ * solicited messages, so its receive queue must hold what arrives in
+ * between, from every QP whose messages land in it, with their
+ * countdowns running together: at most a quarter of --rx-depth. */
+static void test_solicited(void)
+{
+	static const struct {
+		enum cqp_tool tool;
+		const char *args;
+		uint32_t senders;
+	} rows[] = {
+	    {CQP_TOOL_UD_SEND_BW, "", 1},
+	    {CQP_TOOL_UD_SEND_BW, "-q 8", 1},
+	    {CQP_TOOL_UD_SEND_BW, "-q 8 --srq", 8},
+	    {CQP_TOOL_UD_SEND_BW, "-q 4 --threads 2 --srq", 8},
+	    /* Every server QP gets a copy of every message... */
+	    {CQP_TOOL_UD_SEND_BW, "-q 3 --mcast ff0e::1", 3},
+	    /* ... and with --srq all those copies share one queue. */
+	    {CQP_TOOL_UD_SEND_BW, "-q 3 --mcast ff0e::1 --srq", 9},
+	    {CQP_TOOL_CQ_POLL_BW, "-q 8 --threads 2", 1},
+	};
+	struct cqp_params p;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		CHECK(parse_into(&p, rows[i].tool, rows[i].args) == 0);
+		CHECK(cqp_ud_rq_senders(&p) == rows[i].senders ||
+		      !fprintf(stderr, "%s: %u senders a queue\n", rows[i].args,
+			       cqp_ud_rq_senders(&p)));
+	}
+	CHECK(cqp_bw_sol_every(512, 1) == 128);
+	CHECK(cqp_bw_sol_every(512, 8) == 16);
+	CHECK(cqp_bw_sol_every(512, 9) == 14);
+	CHECK(cqp_bw_sol_every(512, 1024) == 1);
+	CHECK(cqp_bw_sol_every(2, 1) == 1);
+	CHECK(cqp_bw_sol_every(512, 0) == 128);
+	/* Every sender's mark due at once: what lands in between fits. */
+	for (uint32_t n = 1; n <= 64; n++)
+		CHECK(n * cqp_bw_sol_every(512, n) <= 128);
+}
+
 /* 24 bits on the wire name the latest request sent with them. */
 static void test_seq_unwrap(void)
 {
@@ -295,5 +343,6 @@ int main(void)
 	test_render();
 	test_options();
 	test_negotiation();
+	test_solicited();
 	return check_done("test_ud");
 }

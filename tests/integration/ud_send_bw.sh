@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # ud_send_bw on soft-RoCE: sizes 64 B to the MTU in every completion mode,
 # -a stopping at the MTU, the MTU and inline limits, --verify, -q with and
-# without --srq, --rdma-cm, --mcast, and loss accounting that matches the
+# without --srq (and --solicited on it), --rdma-cm, --mcast, and loss
+# accounting that matches the
 # device's own packet counter when the receive queue is made too shallow.
 . "$(dirname "$0")/lib.sh"
 require_device
@@ -101,6 +102,21 @@ check "-q 4 --srq: one shared queue, a quarter of the memory" \
 	json_check "$WORK/srq.json" \
 	'"error" not in d and r["server"]["rx_mem_bytes"] == 256 * 1064 and
 	 r["sent"] == 1200 and r["received"] > 0' || show "$WORK/srq.json.err"
+
+# --solicited on one shared queue: the 8 senders' solicited marks fall
+# due together, so each must mark 8 times as often, or a receiver armed
+# for them sleeps through 8 x rx-depth/4 datagrams and the queue runs
+# dry.  rxe in one guest drops nothing: it received every packet it sent.
+client "$WORK/srq-sol.json" -s 64 -n 2000 -q 8 --srq --solicited \
+	--cq-mode event --output json
+check "-q 8 --srq --solicited, event: nothing lost, the queue never ran dry" \
+	json_check "$WORK/srq-sol.json" \
+	'"error" not in d and r["sent"] == 16000 and r["received"] == 16000 and
+	 r["rx_dry"] == 0' || show "$WORK/srq-sol.json.err"
+check "-q 8 --srq --solicited: rxe's counters show no drop" \
+	json_check "$WORK/srq-sol.json" \
+	'r["server"]["hw_counters"]["rcvd_pkts"] ==
+	 r["server"]["hw_counters"]["sent_pkts"] >= 16000'
 
 # --rdma-cm: the path from RDMA CM's SIDR exchange.
 client "$WORK/cm.json" -s 1024 -n 300 -q 2 --rdma-cm --output json
