@@ -161,11 +161,9 @@ void cqp_cm_loop_destroy(struct cqp_cm_loop *l)
 	l->epfd = -1;
 }
 
-/* Copies what the event says, then acks it. */
-static void copy_and_ack(struct cqp_cm_loop *l, struct rdma_cm_event *e,
-			 struct cqp_cm_ev *out)
+void cqp_cm_ev_copy(struct cqp_cm_ev *out, const struct rdma_cm_event *e,
+		    uint64_t t_ns)
 {
-	uint64_t t0 = cqp_now_ns(), t1;
 	const void *pd = e->id && e->id->ps == RDMA_PS_UDP
 			     ? e->param.ud.private_data
 			     : e->param.conn.private_data;
@@ -177,10 +175,19 @@ static void copy_and_ack(struct cqp_cm_loop *l, struct rdma_cm_event *e,
 	out->status = e->status;
 	out->id = e->id;
 	out->listen_id = e->listen_id;
-	out->t_ns = t0;
+	out->t_ns = t_ns;
 	out->pdata_len = pd ? len : 0;
 	if (out->pdata_len)
 		memcpy(out->pdata, pd, out->pdata_len);
+}
+
+/* Copies what the event says, then acks it. */
+static void copy_and_ack(struct cqp_cm_loop *l, struct rdma_cm_event *e,
+			 struct cqp_cm_ev *out)
+{
+	uint64_t t0 = cqp_now_ns(), t1;
+
+	cqp_cm_ev_copy(out, e, t0);
 	t1 = cqp_now_ns();
 	rdma_ack_cm_event(e);
 	l->copy_ns += t1 - t0;

@@ -68,6 +68,10 @@ struct cqp_cm_loop {
 	uint64_t copy_ns, ack_ns;
 };
 
+/* What e says, into out (taken at t_ns). */
+void cqp_cm_ev_copy(struct cqp_cm_ev *out, const struct rdma_cm_event *e,
+		    uint64_t t_ns);
+
 int cqp_cm_loop_create(struct cqp_cm_loop *l, const struct cqp_cm_loop_cfg *cfg,
 		       cqp_cm_handler handle, void *arg);
 void cqp_cm_loop_destroy(struct cqp_cm_loop *l);
