@@ -106,7 +106,7 @@ static int on_established(struct ctx *c, struct conn *k,
 			  const struct cqp_cm_ev *ev)
 {
 	uint32_t seq;
-	int rc = cqp_pd_check(ev->pdata, ev->pdata_len, CQP_PD_ACC, &seq);
+	int rc = cqp_pd_check_ev(ev, CQP_PD_ACC, &seq);
 
 	if (rc == 0 && seq != k->seq)
 		rc = cqp_fail(CQP_E_PROTO, "connection %u was accepted as %u",

@@ -176,9 +176,18 @@ void cqp_cm_ev_copy(struct cqp_cm_ev *out, const struct rdma_cm_event *e,
 	out->id = e->id;
 	out->listen_id = e->listen_id;
 	out->t_ns = t_ns;
-	out->pdata_len = pd ? len : 0;
-	if (out->pdata_len)
-		memcpy(out->pdata, pd, out->pdata_len);
+	out->pdata_len = 0;
+	out->pdata_oversize = 0;
+	if (!pd || !len)
+		return;
+	/* Checked here, not trusted to the transport: iWARP carries more,
+	 * and a peer that is not cqperf may send it. */
+	if (len > sizeof(out->pdata)) {
+		out->pdata_oversize = len;
+		return;
+	}
+	memcpy(out->pdata, pd, len);
+	out->pdata_len = len;
 }
 
 /* Copies what the event says, then acks it. */

@@ -33,7 +33,10 @@ struct cqp_cm_ev {
 	struct rdma_cm_id *id;
 	struct rdma_cm_id *listen_id;
 	uint8_t pdata[CQP_CM_PDATA_MAX];
-	uint8_t pdata_len;
+	uint8_t pdata_len; /* what pdata holds */
+	/* What arrived, when it was more than pdata holds (then nothing of
+	 * it was kept): a peer that is not cqperf, over iWARP. */
+	uint8_t pdata_oversize;
 	uint64_t t_ns; /* when it was taken */
 };
 
@@ -68,7 +71,8 @@ struct cqp_cm_loop {
 	uint64_t copy_ns, ack_ns;
 };
 
-/* What e says, into out (taken at t_ns). */
+/* What e says, into out (taken at t_ns); private data that does not fit
+ * is not copied, its length kept in pdata_oversize. */
 void cqp_cm_ev_copy(struct cqp_cm_ev *out, const struct rdma_cm_event *e,
 		    uint64_t t_ns);
 

@@ -23,7 +23,7 @@ static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 	struct conn *k;
 	uint32_t seq;
 	uint64_t idx;
-	int rc = cqp_pd_check(ev->pdata, ev->pdata_len, CQP_PD_REQ, &seq);
+	int rc = cqp_pd_check_ev(ev, CQP_PD_REQ, &seq);
 
 	if (c->sv.spoke) {
 		/* Queued before a client died: not worth a QP any more. */

@@ -66,6 +66,16 @@ int cqp_pd_check(const uint8_t *buf, uint8_t len, uint32_t kind, uint32_t *seq)
 	return 0;
 }
 
+int cqp_pd_check_ev(const struct cqp_cm_ev *ev, uint32_t kind, uint32_t *seq)
+{
+	if (ev->pdata_oversize)
+		return cqp_fail(CQP_E_PROTO,
+				"private data of %u bytes: more than the %u "
+				"InfiniBand and RoCE carry, not ours",
+				ev->pdata_oversize, CQP_CM_PDATA_MAX);
+	return cqp_pd_check(ev->pdata, ev->pdata_len, kind, seq);
+}
+
 void cqp_cm_stats_init(struct cqp_cm_stats *s)
 {
 	memset(s->count, 0, sizeof(s->count));

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cm_loop.h"
 #include "kv.h"
 #include "report.h"
 #include "stats.h"
@@ -31,6 +32,8 @@ uint8_t cqp_pd_fill(uint8_t *buf, uint8_t cap, uint32_t kind, uint32_t seq);
 /* Checks private data of kind; *seq gets its sequence number.  A CQP_E_PROTO
  * failure names what is wrong. */
 int cqp_pd_check(const uint8_t *buf, uint8_t len, uint32_t kind, uint32_t *seq);
+/* The same on an event's copy, which may have been too long to keep. */
+int cqp_pd_check_ev(const struct cqp_cm_ev *ev, uint32_t kind, uint32_t *seq);
 
 #define CQP_CM_NEV 32 /* RDMA_CM_EVENT_* fit below this */
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* cm_event_stress pieces that need no device: the private data format
- * (every length, every corruption caught), per event type rows and their
- * exchange, and how event rows and the run summary render. */
+ * (every length, every corruption caught, an event copy's bound), per
+ * event type rows and their exchange, and how event rows and the run
+ * summary render. */
 #include "check.h"
+#include "cm_loop.h"
 #include "cm_storm.h"
 #include "error.h"
 #include "kv.h"
@@ -55,6 +57,37 @@ static void test_private_data(void)
 	buf[8] = 200;
 	CHECK(cqp_pd_check(buf, sizeof(buf), CQP_PD_ACC, &seq) < 0);
 	cqp_errclear();
+}
+
+/* iWARP may carry more private data than an event copy holds: it must
+ * not be copied past the copy's end. */
+static void test_copy_oversize(void)
+{
+	struct cqp_cm_ev *ev = malloc(sizeof(*ev));
+	struct rdma_cm_id id = {.ps = RDMA_PS_TCP};
+	struct rdma_cm_event e = {.id = &id,
+				  .event = RDMA_CM_EVENT_CONNECT_REQUEST};
+	uint8_t pd[255];
+	uint32_t seq;
+
+	memset(pd, 0xee, sizeof(pd));
+	e.param.conn.private_data = pd;
+	e.param.conn.private_data_len = sizeof(pd);
+	cqp_cm_ev_copy(ev, &e, 1);
+	CHECK(ev->pdata_len <= CQP_CM_PDATA_MAX);
+	/* Nothing kept, and the check says why. */
+	CHECK(ev->pdata_len == 0 && ev->pdata_oversize == 255);
+	CHECK(cqp_pd_check_ev(ev, CQP_PD_REQ, &seq) < 0);
+	CHECK(cqp_errcode() == CQP_E_PROTO &&
+	      strstr(cqp_errmsg(), "private data of 255 bytes"));
+	cqp_errclear();
+
+	/* What fits is kept whole. */
+	e.param.conn.private_data_len = CQP_CM_PDATA_MAX;
+	cqp_cm_ev_copy(ev, &e, 1);
+	CHECK(ev->pdata_len == CQP_CM_PDATA_MAX && ev->pdata_oversize == 0);
+	CHECK(ev->pdata[CQP_CM_PDATA_MAX - 1] == 0xee);
+	free(ev);
 }
 
 static void test_rows(void)
@@ -160,5 +193,6 @@ int main(void)
 	test_private_data();
 	test_rows();
 	test_render();
+	test_copy_oversize();
 	return check_done("test_cm");
 }
