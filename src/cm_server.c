@@ -28,7 +28,7 @@ static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 	if (c->sv.spoke) {
 		/* Queued before a client died: not worth a QP any more. */
 		rdma_reject(ev->id, NULL, 0);
-		rdma_destroy_id(ev->id);
+		cqp_cm_loop_destroy_id(&c->loop, ev->id);
 		cqp_errclear();
 		return 0;
 	}
@@ -46,12 +46,11 @@ static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 		uint8_t len = cqp_pd_fill(pd, sizeof(pd), CQP_PD_REJ, seq);
 
 		cm_count_lat(c, ev->type, cqp_now_ns() - ev->t_ns);
-		rc = rdma_reject(ev->id, pd, len);
-		cqp_cm_conn_destroy(ev->id, NULL);
+		rc = rdma_reject(ev->id, pd, len) ? errno : 0;
+		cqp_cm_loop_destroy_id(&c->loop, ev->id);
 		cm_bump(c, &c->ids_destroyed);
 		cm_bump(c, &c->sv.rejected);
-		return rc ? cqp_fail(CQP_E_NET, "rdma_reject: %s",
-				     strerror(errno))
+		return rc ? cqp_fail(CQP_E_NET, "rdma_reject: %s", strerror(rc))
 			  : 0;
 	}
 	k = calloc(1, sizeof(*k));
@@ -59,7 +58,7 @@ static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
 	k->id = ev->id;
 	k->seq = seq;
-	ev->id->context = k;
+	cqp_cm_loop_set_ctx(&c->loop, ev->id, k);
 	pthread_mutex_lock(&c->mu);
 	c->sv.live++;
 	k->next = c->sv.live_list;
@@ -99,7 +98,7 @@ void cm_server_drop(struct ctx *c, struct conn *k)
 int cm_server_event(void *arg, const struct cqp_cm_ev *ev)
 {
 	struct ctx *c = arg;
-	struct conn *k = ev->id->context;
+	struct conn *k = ev->ctx;
 
 	switch (ev->type) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:

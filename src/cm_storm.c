@@ -257,13 +257,12 @@ int cqp_cm_send_msgs(struct cqp_cm_verbs *v, struct rdma_cm_id *id,
 	return 0;
 }
 
-void cqp_cm_conn_destroy(struct rdma_cm_id *id, struct ibv_cq *cq)
+void cqp_cm_conn_free_qp(struct rdma_cm_id *id, struct ibv_cq *cq)
 {
 	if (id->qp)
 		rdma_destroy_qp(id);
 	if (cq)
 		ibv_destroy_cq(cq);
-	rdma_destroy_id(id);
 }
 
 void cqp_cm_verbs_free(struct cqp_cm_verbs *v)

@@ -76,8 +76,8 @@ int cqp_cm_qp_create(struct cqp_cm_verbs *v, pthread_mutex_t *mu,
  * (at most timeout_ms). */
 int cqp_cm_send_msgs(struct cqp_cm_verbs *v, struct rdma_cm_id *id,
 		     struct ibv_cq *cq, uint32_t msgs, int timeout_ms);
-/* Destroys id's QP and CQ (if any) and the id. */
-void cqp_cm_conn_destroy(struct rdma_cm_id *id, struct ibv_cq *cq);
+/* Destroys id's QP and cq (if any); the id is its loop's to destroy. */
+void cqp_cm_conn_free_qp(struct rdma_cm_id *id, struct ibv_cq *cq);
 void cqp_cm_verbs_free(struct cqp_cm_verbs *v);
 
 #endif
