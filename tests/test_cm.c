@@ -494,6 +494,51 @@ static void test_timewait_after_destroy(uint32_t threads)
 			threads, fake.handed_dead);
 }
 
+/* A request whose private data is not ours (len bytes of it): rejected,
+ * its id destroyed, the run failed naming what was wrong. */
+static void test_bad_request(uint32_t mode, unsigned len, const char *want)
+{
+	struct ctx *c = fake_side(false, mode, 0, 0);
+	uint8_t pd[255];
+	struct rdma_cm_id *id;
+	int rc;
+
+	memset(pd, 0xee, sizeof(pd));
+	id = fake_request(c->loop.ch, pd, len);
+	rc = serve(c);
+	CHECK(rc < 0 && cqp_errcode() == CQP_E_PROTO);
+	CHECK(strstr(cqp_errmsg(), want) != NULL);
+	if (!strstr(cqp_errmsg(), want))
+		fprintf(stderr, "%u bytes: got \"%s\"\n", len, cqp_errmsg());
+	cqp_errclear();
+	CHECK(fake.rejects == 1 && fake.rejected == id && fake.accepts == 0);
+	CHECK(!fake_live(id) && fake.destroy_unacked == 0);
+	CHECK(c->ids_created == c->ids_destroyed);
+	fake_side_free(c);
+	CHECK(fake_live_count() == 0);
+}
+
+/* A failed handler leaves the rest of its batch unhandled: a request
+ * among them has no owner, so the loop rejects and destroys it. */
+static void test_request_left(void)
+{
+	struct ctx *c = fake_side(false, CQP_CM_BATCH, 0, 0);
+	uint8_t pd[CQP_PD_REQ_MAX];
+	struct rdma_cm_id *bad, *left;
+
+	memset(pd, 0, sizeof(pd));
+	bad = fake_request(c->loop.ch, pd, 20);
+	left = fake_request(c->loop.ch, pd,
+			    cqp_pd_fill(pd, sizeof(pd), CQP_PD_REQ, 1));
+	CHECK(serve(c) < 0);
+	cqp_errclear();
+	CHECK(fake.rejects == 2 && fake.rejected == left && fake.accepts == 0);
+	CHECK(!fake_live(bad) && !fake_live(left));
+	CHECK(c->sv.requests == 1 && c->ids_created == c->ids_destroyed);
+	fake_side_free(c);
+	CHECK(fake_live_count() == 0 && fake.destroy_unacked == 0);
+}
+
 /* iWARP may carry more private data than an event copy holds: it must
  * not be copied past the copy's end. */
 static void test_copy_oversize(void)
@@ -631,5 +676,9 @@ int main(void)
 	test_copy_oversize();
 	test_timewait_after_destroy(0);
 	test_timewait_after_destroy(2);
+	test_bad_request(CQP_CM_NONBLOCK, 20, "private data of kind");
+	test_bad_request(CQP_CM_NONBLOCK, 255, "255 bytes");
+	test_bad_request(CQP_CM_BATCH, 255, "255 bytes");
+	test_request_left();
 	return check_done("test_cm");
 }
