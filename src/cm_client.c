@@ -10,9 +10,10 @@
 
 static int start_resolve(struct ctx *c, struct conn *k)
 {
-	if (rdma_create_id(c->loop.ch, &k->id, k, RDMA_PS_TCP))
-		return cqp_fail(CQP_E_DEVICE, "rdma_create_id: %s",
-				strerror(errno));
+	int rc = cqp_cm_loop_create_id(&c->loop, &k->id, k, RDMA_PS_TCP);
+
+	if (rc < 0)
+		return rc;
 	cm_bump(c, &c->ids_created);
 	k->t_call = cqp_now_ns();
 	if (rdma_resolve_addr(k->id, NULL, (struct sockaddr *)&c->cl.dst,
@@ -106,7 +107,7 @@ static int on_established(struct ctx *c, struct conn *k,
 			  const struct cqp_cm_ev *ev)
 {
 	uint32_t seq;
-	int rc = cqp_pd_check(ev->pdata, ev->pdata_len, CQP_PD_ACC, &seq);
+	int rc = cqp_pd_check_ev(ev, CQP_PD_ACC, &seq);
 
 	if (rc == 0 && seq != k->seq)
 		rc = cqp_fail(CQP_E_PROTO, "connection %u was accepted as %u",
@@ -149,7 +150,7 @@ static int on_rejected(struct ctx *c, struct conn *k,
 int cm_client_event(void *arg, const struct cqp_cm_ev *ev)
 {
 	struct ctx *c = arg;
-	struct conn *k = ev->id->context;
+	struct conn *k = ev->ctx;
 
 	cm_count(c, ev,
 		 ev->type == RDMA_CM_EVENT_TIMEWAIT_EXIT ? 0 : k->t_call);

@@ -31,7 +31,8 @@ void cm_bump(struct ctx *c, uint64_t *counter)
 
 void cm_destroy_conn(struct ctx *c, struct conn *k)
 {
-	cqp_cm_conn_destroy(k->id, k->cq);
+	cqp_cm_conn_free_qp(k->id, k->cq);
+	cqp_cm_loop_destroy_id(&c->loop, k->id);
 	k->id = NULL;
 	k->cq = NULL;
 	cm_bump(c, &c->ids_destroyed);

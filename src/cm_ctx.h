@@ -72,7 +72,8 @@ struct ctx {
 void cm_count(struct ctx *c, const struct cqp_cm_ev *ev, uint64_t t_call);
 void cm_count_lat(struct ctx *c, enum rdma_cm_event_type t, uint64_t lat_ns);
 void cm_bump(struct ctx *c, uint64_t *counter);
-/* Destroys the connection's QP, CQ and id, and counts the id. */
+/* Destroys the connection's QP and CQ, lets its id go (the loop destroys
+ * it once no event of it waits), and counts the id. */
 void cm_destroy_conn(struct ctx *c, struct conn *k);
 
 /* Client (cm_client.c): the event handler, and one phase of a round. */

@@ -64,10 +64,9 @@ static int setup(struct cqp_run *run, void *arg)
 		struct sockaddr_in6 any = {.sin6_family = AF_INET6,
 					   .sin6_port = htons(p->port)};
 
-		if (rdma_create_id(c->loop.ch, &c->sv.listen, NULL,
-				   RDMA_PS_TCP))
-			return cqp_fail(CQP_E_DEVICE, "rdma_create_id: %s",
-					strerror(errno));
+		if ((rc = cqp_cm_loop_create_id(&c->loop, &c->sv.listen, NULL,
+						RDMA_PS_TCP)) < 0)
+			return rc;
 		if (rdma_bind_addr(c->sv.listen, (struct sockaddr *)&any) ||
 		    rdma_listen(c->sv.listen, 1024))
 			return cqp_fail(CQP_E_NET,
@@ -82,18 +81,26 @@ static void teardown(struct cqp_run *run, void *arg)
 	struct ctx *c = arg;
 
 	(void)run;
-	/* Ids before their channel: a client that died, or a run that
-	 * failed, leaves connections behind. */
-	for (unsigned i = 0; c->cl.conns && i < c->cl.n; i++)
-		if (c->cl.conns[i].id)
-			cqp_cm_conn_destroy(c->cl.conns[i].id,
-					    c->cl.conns[i].cq);
-	while (c->sv.live_list)
-		cm_server_drop(c, c->sv.live_list);
-	if (c->sv.listen)
-		rdma_destroy_id(c->sv.listen);
-	if (c->loop_made)
+	if (c->loop_made) {
+		/* Workers first: after a failure they may still hold events
+		 * of the ids below.  Then ids before their channel: a client
+		 * that died, or a run that failed, leaves connections
+		 * behind. */
+		cqp_cm_loop_stop(&c->loop);
+		for (unsigned i = 0; c->cl.conns && i < c->cl.n; i++) {
+			struct conn *k = &c->cl.conns[i];
+
+			if (k->id) {
+				cqp_cm_conn_free_qp(k->id, k->cq);
+				cqp_cm_loop_destroy_id(&c->loop, k->id);
+			}
+		}
+		while (c->sv.live_list)
+			cm_server_drop(c, c->sv.live_list);
+		if (c->sv.listen)
+			cqp_cm_loop_destroy_id(&c->loop, c->sv.listen);
 		cqp_cm_loop_destroy(&c->loop);
+	}
 	cqp_cm_verbs_free(&c->verbs);
 	free(c->cl.conns);
 	if (c->p)
@@ -102,17 +109,16 @@ static void teardown(struct cqp_run *run, void *arg)
 
 /* Each side's own tallies, in a fixed order per role. */
 static const char *const client_keys[] = {
-    "events",	     "events_acked",	  "ids_created",
-    "ids_destroyed", "copy_ns_per_event", "ack_ns_per_event",
-    "attempts",	     "established",	  "rejected",
-    "failed",	     "disconnected",	  "retries",
-    "msgs_sent",
+    "events",	     "events_acked",	  "events_dropped",   "ids_created",
+    "ids_destroyed", "copy_ns_per_event", "ack_ns_per_event", "attempts",
+    "established",   "rejected",	  "failed",	      "disconnected",
+    "retries",	     "msgs_sent",
 };
 static const char *const server_keys[] = {
-    "events",	     "events_acked",	  "ids_created",
-    "ids_destroyed", "copy_ns_per_event", "ack_ns_per_event",
-    "requests",	     "accepted",	  "rejected",
-    "established",   "disconnected",	  "live",
+    "events",	     "events_acked",	  "events_dropped",   "ids_created",
+    "ids_destroyed", "copy_ns_per_event", "ack_ns_per_event", "requests",
+    "accepted",	     "rejected",	  "established",      "disconnected",
+    "live",
 };
 #define N_CLIENT_KEYS (sizeof(client_keys) / sizeof(client_keys[0]))
 #define N_SERVER_KEYS (sizeof(server_keys) / sizeof(server_keys[0]))
@@ -135,17 +141,18 @@ static unsigned tallies(const struct ctx *c, double *v)
 	const struct cqp_cm_loop *l = &c->loop;
 	double acked = l->acked ? (double)l->acked : 1;
 	const double client[] = {
-	    l->events,	      l->acked,		  c->ids_created,
-	    c->ids_destroyed, l->copy_ns / acked, l->ack_ns / acked,
-	    c->cl.attempts,   c->cl.established,  c->cl.rejected,
-	    c->cl.failed,     c->cl.disconnected, c->cl.retries,
-	    c->cl.msgs_sent,
+	    l->events,	       l->acked,	 l->dropped,
+	    c->ids_created,    c->ids_destroyed, l->copy_ns / acked,
+	    l->ack_ns / acked, c->cl.attempts,	 c->cl.established,
+	    c->cl.rejected,    c->cl.failed,	 c->cl.disconnected,
+	    c->cl.retries,     c->cl.msgs_sent,
 	};
 	const double server[] = {
-	    l->events,	       l->acked,	   c->ids_created,
-	    c->ids_destroyed,  l->copy_ns / acked, l->ack_ns / acked,
-	    c->sv.requests,    c->sv.accepted,	   c->sv.rejected,
-	    c->sv.established, c->sv.disconnected, c->sv.live,
+	    l->events,	       l->acked,	  l->dropped,
+	    c->ids_created,    c->ids_destroyed,  l->copy_ns / acked,
+	    l->ack_ns / acked, c->sv.requests,	  c->sv.accepted,
+	    c->sv.rejected,    c->sv.established, c->sv.disconnected,
+	    c->sv.live,
 	};
 	bool cl = c->run->is_client;
 	unsigned n = cl ? N_CLIENT_KEYS : N_SERVER_KEYS;

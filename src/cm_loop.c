@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "error.h"
 #include "options.h"
@@ -24,6 +25,88 @@ struct cqp_cm_worker {
 	unsigned head, count;
 	bool busy, quit;
 };
+
+/* One id's record, its context (cm_loop.h says why). */
+struct cqp_cm_ref {
+	struct rdma_cm_id *id;
+	void *ctx;
+	unsigned copies; /* taken, not yet handled or released */
+	bool gone;	 /* cqp_cm_loop_destroy_id was called */
+};
+
+static void ref_destroy(struct cqp_cm_ref *r)
+{
+	rdma_destroy_id(r->id);
+	free(r);
+}
+
+/* A copy is done with: the last of a gone id destroys it. */
+static void ref_put(struct cqp_cm_loop *l, struct cqp_cm_ref *r)
+{
+	bool last;
+
+	pthread_mutex_lock(&l->ref_mu);
+	last = --r->copies == 0 && r->gone;
+	pthread_mutex_unlock(&l->ref_mu);
+	if (last)
+		ref_destroy(r);
+}
+
+int cqp_cm_loop_create_id(struct cqp_cm_loop *l, struct rdma_cm_id **id,
+			  void *ctx, enum rdma_port_space ps)
+{
+	struct cqp_cm_ref *r = calloc(1, sizeof(*r));
+	int err;
+
+	if (!r)
+		return cqp_fail(CQP_E_NOMEM, "out of memory for an id");
+	r->ctx = ctx;
+	if (rdma_create_id(l->ch, id, r, ps)) {
+		err = errno;
+		free(r);
+		return cqp_fail(CQP_E_DEVICE, "rdma_create_id: %s",
+				strerror(err));
+	}
+	r->id = *id;
+	return 0;
+}
+
+void cqp_cm_loop_set_ctx(struct cqp_cm_loop *l, struct rdma_cm_id *id,
+			 void *ctx)
+{
+	struct cqp_cm_ref *r = id->context;
+
+	pthread_mutex_lock(&l->ref_mu);
+	r->ctx = ctx;
+	pthread_mutex_unlock(&l->ref_mu);
+}
+
+void cqp_cm_loop_destroy_id(struct cqp_cm_loop *l, struct rdma_cm_id *id)
+{
+	struct cqp_cm_ref *r = id->context;
+	bool now;
+
+	pthread_mutex_lock(&l->ref_mu);
+	r->gone = true;
+	now = r->copies == 0;
+	pthread_mutex_unlock(&l->ref_mu);
+	if (now)
+		ref_destroy(r);
+}
+
+/* A copy let go unhandled (after a failure, or at the end): a request
+ * that no handler saw has no owner to destroy its id, so it is rejected
+ * and destroyed here. */
+static void release(struct cqp_cm_loop *l, struct cqp_cm_ev *ev)
+{
+	if (ev->type == RDMA_CM_EVENT_CONNECT_REQUEST && ev->listen_id) {
+		rdma_reject(ev->id, NULL, 0);
+		pthread_mutex_lock(&l->ref_mu);
+		ev->ref->gone = true;
+		pthread_mutex_unlock(&l->ref_mu);
+	}
+	ref_put(l, ev->ref);
+}
 
 /* A worker's failure, for the event thread to report (error messages are
  * per thread). */
@@ -52,6 +135,31 @@ static int take_error(struct cqp_cm_loop *l)
 	return rc;
 }
 
+/* Hands a copy to the handler unless its id is gone, then releases it. */
+static int deliver(struct cqp_cm_loop *l, struct cqp_cm_ev *ev)
+{
+	struct cqp_cm_ref *r = ev->ref;
+	bool gone;
+	int rc = 0;
+
+	pthread_mutex_lock(&l->ref_mu);
+	gone = r->gone;
+	ev->ctx = r->ctx;
+	if (gone)
+		l->dropped++;
+	pthread_mutex_unlock(&l->ref_mu);
+	if (!gone) {
+		if (l->delay_us && ev->type == RDMA_CM_EVENT_DISCONNECTED)
+			nanosleep(
+			    &(struct timespec){l->delay_us / 1000000,
+					       l->delay_us % 1000000 * 1000L},
+			    NULL);
+		rc = l->handle(l->arg, ev);
+	}
+	ref_put(l, r);
+	return rc;
+}
+
 static void *work(void *arg)
 {
 	struct cqp_cm_worker *w = arg;
@@ -63,15 +171,15 @@ static void *work(void *arg)
 
 		while (!w->count && !w->quit)
 			pthread_cond_wait(&w->more, &w->mu);
-		if (!w->count)
-			break;
+		if (w->quit)
+			break; /* what is queued, cqp_cm_loop_stop releases */
 		ev = w->q[w->head];
 		w->head = (w->head + 1) % QUEUE_CAP;
 		w->count--;
 		w->busy = true;
 		pthread_cond_broadcast(&w->drained); /* room in the queue */
 		pthread_mutex_unlock(&w->mu);
-		rc = w->l->handle(w->l->arg, &ev);
+		rc = deliver(w->l, &ev);
 		if (rc < 0)
 			note_error(w->l, cqp_errcode(), cqp_errmsg());
 		pthread_mutex_lock(&w->mu);
@@ -110,11 +218,20 @@ static int start_workers(struct cqp_cm_loop *l)
 int cqp_cm_loop_create(struct cqp_cm_loop *l, const struct cqp_cm_loop_cfg *cfg,
 		       cqp_cm_handler handle, void *arg)
 {
+	/* Test hook (tests/integration/cm_event_stress.sh): sleep this many
+	 * microseconds before handling each DISCONNECTED, so that the id's
+	 * TIMEWAIT_EXIT is likely taken before the id is destroyed. */
+	const char *delay = getenv("CQPERF_TEST_CM_HANDLER_DELAY_US");
+
 	memset(l, 0, sizeof(*l));
 	l->cfg = *cfg;
 	l->handle = handle;
 	l->arg = arg;
 	l->epfd = -1;
+	if (delay)
+		l->delay_us = (uint32_t)strtoul(delay, NULL, 10);
+	pthread_mutex_init(&l->ref_mu, NULL);
+	l->ref_made = true;
 	l->ch = rdma_create_event_channel();
 	if (!l->ch)
 		return cqp_fail(errno == ENODEV ? CQP_E_NODEV : CQP_E_DEVICE,
@@ -134,24 +251,40 @@ int cqp_cm_loop_create(struct cqp_cm_loop *l, const struct cqp_cm_loop_cfg *cfg,
 	return cfg->threads ? start_workers(l) : 0;
 }
 
-void cqp_cm_loop_destroy(struct cqp_cm_loop *l)
+void cqp_cm_loop_stop(struct cqp_cm_loop *l)
 {
 	for (unsigned i = 0; i < l->nworkers; i++) {
 		struct cqp_cm_worker *w = &l->workers[i];
 
-		if (w->started) {
-			pthread_mutex_lock(&w->mu);
-			w->quit = true;
-			pthread_cond_signal(&w->more);
-			pthread_mutex_unlock(&w->mu);
-			pthread_join(w->thread, NULL);
+		if (!w->started)
+			continue;
+		pthread_mutex_lock(&w->mu);
+		w->quit = true;
+		pthread_cond_signal(&w->more);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->thread, NULL);
+		w->started = false;
+		for (; w->count; w->count--) {
+			release(l, &w->q[w->head]);
+			w->head = (w->head + 1) % QUEUE_CAP;
 		}
+	}
+}
+
+void cqp_cm_loop_destroy(struct cqp_cm_loop *l)
+{
+	cqp_cm_loop_stop(l);
+	for (unsigned i = 0; i < l->nworkers; i++) {
+		struct cqp_cm_worker *w = &l->workers[i];
+
 		pthread_mutex_destroy(&w->mu);
 		pthread_cond_destroy(&w->more);
 		pthread_cond_destroy(&w->drained);
 	}
 	if (l->err_made)
 		pthread_mutex_destroy(&l->err_mu);
+	if (l->ref_made)
+		pthread_mutex_destroy(&l->ref_mu);
 	cqp_watchdog_stop(&l->wd);
 	if (l->ch)
 		rdma_destroy_event_channel(l->ch);
@@ -161,11 +294,9 @@ void cqp_cm_loop_destroy(struct cqp_cm_loop *l)
 	l->epfd = -1;
 }
 
-/* Copies what the event says, then acks it. */
-static void copy_and_ack(struct cqp_cm_loop *l, struct rdma_cm_event *e,
-			 struct cqp_cm_ev *out)
+void cqp_cm_ev_copy(struct cqp_cm_ev *out, const struct rdma_cm_event *e,
+		    uint64_t t_ns)
 {
-	uint64_t t0 = cqp_now_ns(), t1;
 	const void *pd = e->id && e->id->ps == RDMA_PS_UDP
 			     ? e->param.ud.private_data
 			     : e->param.conn.private_data;
@@ -177,15 +308,65 @@ static void copy_and_ack(struct cqp_cm_loop *l, struct rdma_cm_event *e,
 	out->status = e->status;
 	out->id = e->id;
 	out->listen_id = e->listen_id;
-	out->t_ns = t0;
-	out->pdata_len = pd ? len : 0;
-	if (out->pdata_len)
-		memcpy(out->pdata, pd, out->pdata_len);
+	out->t_ns = t_ns;
+	out->pdata_len = 0;
+	out->pdata_oversize = 0;
+	if (!pd || !len)
+		return;
+	/* Checked here, not trusted to the transport: iWARP carries more,
+	 * and a peer that is not cqperf may send it. */
+	if (len > sizeof(out->pdata)) {
+		out->pdata_oversize = len;
+		return;
+	}
+	memcpy(out->pdata, pd, len);
+	out->pdata_len = len;
+}
+
+/* Counts the event against its id (before the ack: see cm_loop.h),
+ * copies and acks it.  1: *out is to be handled; 0: its id is gone, the
+ * event dropped. */
+static int take_one(struct cqp_cm_loop *l, struct rdma_cm_event *e,
+		    struct cqp_cm_ev *out)
+{
+	uint64_t t0 = cqp_now_ns(), t1;
+	struct cqp_cm_ref *r;
+	bool gone;
+
+	l->events++;
+	if (e->event == RDMA_CM_EVENT_CONNECT_REQUEST && e->listen_id) {
+		/* A new id, with the listener's context for now. */
+		struct rdma_cm_id *id = e->id;
+
+		if (!(r = calloc(1, sizeof(*r)))) {
+			rdma_ack_cm_event(e);
+			l->acked++;
+			rdma_reject(id, NULL, 0);
+			rdma_destroy_id(id);
+			return cqp_fail(CQP_E_NOMEM,
+					"out of memory for a connect request");
+		}
+		r->id = id;
+		id->context = r;
+	}
+	r = e->id->context;
+	pthread_mutex_lock(&l->ref_mu);
+	gone = r->gone;
+	if (gone)
+		l->dropped++;
+	else
+		r->copies++;
+	pthread_mutex_unlock(&l->ref_mu);
+	if (!gone) {
+		cqp_cm_ev_copy(out, e, t0);
+		out->ref = r;
+	}
 	t1 = cqp_now_ns();
 	rdma_ack_cm_event(e);
 	l->copy_ns += t1 - t0;
 	l->ack_ns += cqp_now_ns() - t1;
 	l->acked++;
+	return !gone;
 }
 
 static void dispatch(struct cqp_cm_loop *l, const struct cqp_cm_ev *ev)
@@ -215,13 +396,13 @@ static void drain_workers(struct cqp_cm_loop *l)
 	}
 }
 
-static int handle(struct cqp_cm_loop *l, const struct cqp_cm_ev *ev)
+static int handle(struct cqp_cm_loop *l, struct cqp_cm_ev *ev)
 {
 	if (l->nworkers) {
 		dispatch(l, ev);
 		return take_error(l);
 	}
-	return l->handle(l->arg, ev);
+	return deliver(l, ev);
 }
 
 /* One event, or 0 when none came by deadline (block) or none is ready
@@ -266,31 +447,35 @@ static int take_some(struct cqp_cm_loop *l, uint64_t deadline)
 {
 	struct rdma_cm_event *e;
 	struct cqp_cm_ev ev;
-	unsigned n = 0;
+	unsigned n = 0, kept = 0;
 	int rc;
 
 	if (l->cfg.mode != CQP_CM_BLOCK &&
 	    (rc = wait_readable(l, deadline)) <= 0)
 		return rc;
 	if (l->cfg.mode == CQP_CM_BATCH) {
+		unsigned i = 0;
+
 		while (n < l->cfg.batch &&
 		       (rc = get_event(l, deadline, &e)) > 0) {
-			l->events++;
-			copy_and_ack(l, e, &l->batch[n++]);
+			n++;
+			if ((rc = take_one(l, e, &l->batch[kept])) < 0)
+				break;
+			kept += (unsigned)rc;
 		}
-		if (rc < 0)
-			return rc;
-		for (unsigned i = 0; i < n; i++)
-			if ((rc = handle(l, &l->batch[i])) < 0)
-				return rc;
-		return (int)n;
+		while (rc >= 0 && i < kept)
+			rc = handle(l, &l->batch[i++]);
+		/* After a failure, the copies left are let go unhandled. */
+		while (i < kept)
+			release(l, &l->batch[i++]);
+		return rc < 0 ? rc : (int)n;
 	}
 	/* block: one event; nonblock: everything up to EAGAIN. */
 	while ((rc = get_event(l, deadline, &e)) > 0) {
-		l->events++;
 		n++;
-		copy_and_ack(l, e, &ev);
-		if ((rc = handle(l, &ev)) < 0)
+		if ((rc = take_one(l, e, &ev)) < 0)
+			return rc;
+		if (rc && (rc = handle(l, &ev)) < 0)
 			return rc;
 		if (l->cfg.mode == CQP_CM_BLOCK)
 			break;

@@ -12,7 +12,16 @@
  * ever destroyed with an event outstanding.  With --threads T the copies
  * go to T workers, each id always to the same one so its events stay in
  * order, while this thread alone takes and acks.  The loop counts what it
- * did and how long copying and acking took. */
+ * did and how long copying and acking took.
+ *
+ * A copy outlives its ack: in a batch or a worker's queue, the handler of
+ * an id's DISCONNECTED may let the id go while its TIMEWAIT_EXIT waits
+ * behind.  So the loop owns every id's context: a record that counts the
+ * id's copies not yet handled.  cqp_cm_loop_destroy_id marks the id gone;
+ * its copies still waiting are dropped, never handed to a handler, and
+ * the last one's release destroys the id.  The count is taken before the
+ * ack, and rdma_destroy_id waits for the acks of events already taken, so
+ * a destroy and a take of the same id's event cannot cross. */
 #ifndef CQP_CM_LOOP_H
 #define CQP_CM_LOOP_H
 
@@ -26,14 +35,21 @@
 
 #define CQP_CM_PDATA_MAX 196 /* the largest private data RDMA CM carries */
 
+struct cqp_cm_ref; /* the loop's record of one id */
+
 /* What an event said, kept past its ack. */
 struct cqp_cm_ev {
 	enum rdma_cm_event_type type;
 	int status;
-	struct rdma_cm_id *id;
+	struct rdma_cm_id *id; /* its context is the loop's: see ctx */
 	struct rdma_cm_id *listen_id;
+	void *ctx; /* the id's context (create_id, set_ctx), when handled */
+	struct cqp_cm_ref *ref;
 	uint8_t pdata[CQP_CM_PDATA_MAX];
-	uint8_t pdata_len;
+	uint8_t pdata_len; /* what pdata holds */
+	/* What arrived, when it was more than pdata holds (then nothing of
+	 * it was kept): a peer that is not cqperf, over iWARP. */
+	uint8_t pdata_oversize;
 	uint64_t t_ns; /* when it was taken */
 };
 
@@ -56,6 +72,9 @@ struct cqp_cm_loop {
 	void *arg;
 	int epfd;
 	struct cqp_watchdog wd;
+	pthread_mutex_t ref_mu; /* guards every id's record */
+	bool ref_made;
+	uint32_t delay_us;	 /* test hook: see cqp_cm_loop_create */
 	struct cqp_cm_ev *batch; /* batch mode's copies */
 	struct cqp_cm_worker *workers;
 	unsigned nworkers;
@@ -66,11 +85,33 @@ struct cqp_cm_loop {
 	/* What this thread did. */
 	uint64_t events, acked;
 	uint64_t copy_ns, ack_ns;
+	uint64_t dropped; /* copies of destroyed ids' events (ref_mu) */
 };
+
+/* What e says, into out (taken at t_ns); private data that does not fit
+ * is not copied, its length kept in pdata_oversize. */
+void cqp_cm_ev_copy(struct cqp_cm_ev *out, const struct rdma_cm_event *e,
+		    uint64_t t_ns);
 
 int cqp_cm_loop_create(struct cqp_cm_loop *l, const struct cqp_cm_loop_cfg *cfg,
 		       cqp_cm_handler handle, void *arg);
+/* Ends the workers; copies they had not handled yet are released
+ * unhandled.  Before destroying ids outside the loop (a teardown). */
+void cqp_cm_loop_stop(struct cqp_cm_loop *l);
+/* Stops, then frees the loop; every id must be destroyed by now. */
 void cqp_cm_loop_destroy(struct cqp_cm_loop *l);
+
+/* Every id on the loop's channel comes from here or from a
+ * CONNECT_REQUEST, and goes through cqp_cm_loop_destroy_id: its context
+ * is the loop's record.  ctx is what handlers get as ev->ctx. */
+int cqp_cm_loop_create_id(struct cqp_cm_loop *l, struct rdma_cm_id **id,
+			  void *ctx, enum rdma_port_space ps);
+void cqp_cm_loop_set_ctx(struct cqp_cm_loop *l, struct rdma_cm_id *id,
+			 void *ctx);
+/* The id is gone for its owner: no event of it reaches a handler any
+ * more, and it is destroyed (its QP already) once no copy of its events
+ * is left. */
+void cqp_cm_loop_destroy_id(struct cqp_cm_loop *l, struct rdma_cm_id *id);
 
 /* Takes and handles events until done(arg) holds (checked after every
  * event handled) or none came for quiet_ms; *quiet tells which.  With

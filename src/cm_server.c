@@ -3,6 +3,7 @@
  * the requests, checking each request's private data; serve until the
  * client has sent its results or died, then let its last disconnects
  * arrive. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,31 @@ static bool reject_next(struct ctx *c, uint64_t k)
 	return (k + 1) * c->p->reject_pct / 100 > k * c->p->reject_pct / 100;
 }
 
+/* A request whose private data is not ours (the check's failure is the
+ * last error): rejected at once, or its peer would wait for its CM
+ * timeout, and its id destroyed; then the run fails, as on any private
+ * data mismatch.  The reject carries no private data: ours would name a
+ * connection, and rdma_reject gives no reason of our choosing. */
+static int refuse(struct ctx *c, const struct cqp_cm_ev *ev)
+{
+	char peer[INET6_ADDRSTRLEN] = "an unknown peer";
+	struct sockaddr *sa = rdma_get_peer_addr(ev->id);
+
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, peer,
+			  sizeof(peer));
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr,
+			  peer, sizeof(peer));
+	cm_count_lat(c, ev->type, cqp_now_ns() - ev->t_ns);
+	rdma_reject(ev->id, NULL, 0);
+	cqp_cm_loop_destroy_id(&c->loop, ev->id);
+	cm_bump(c, &c->ids_destroyed);
+	cm_bump(c, &c->sv.rejected);
+	return cqp_fail_wrap(CQP_E_PROTO, "a connect request from %s, rejected",
+			     peer);
+}
+
 static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 {
 	uint8_t pd[CQP_PD_REP_MAX];
@@ -23,12 +49,12 @@ static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 	struct conn *k;
 	uint32_t seq;
 	uint64_t idx;
-	int rc = cqp_pd_check(ev->pdata, ev->pdata_len, CQP_PD_REQ, &seq);
+	int rc = cqp_pd_check_ev(ev, CQP_PD_REQ, &seq);
 
 	if (c->sv.spoke) {
 		/* Queued before a client died: not worth a QP any more. */
 		rdma_reject(ev->id, NULL, 0);
-		rdma_destroy_id(ev->id);
+		cqp_cm_loop_destroy_id(&c->loop, ev->id);
 		cqp_errclear();
 		return 0;
 	}
@@ -37,7 +63,7 @@ static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 	c->ids_created++; /* RDMA CM made the request's id */
 	pthread_mutex_unlock(&c->mu);
 	if (rc < 0)
-		return rc;
+		return refuse(c, ev);
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = pd;
 	cp.responder_resources = cp.initiator_depth = 1;
@@ -46,12 +72,11 @@ static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 		uint8_t len = cqp_pd_fill(pd, sizeof(pd), CQP_PD_REJ, seq);
 
 		cm_count_lat(c, ev->type, cqp_now_ns() - ev->t_ns);
-		rc = rdma_reject(ev->id, pd, len);
-		cqp_cm_conn_destroy(ev->id, NULL);
+		rc = rdma_reject(ev->id, pd, len) ? errno : 0;
+		cqp_cm_loop_destroy_id(&c->loop, ev->id);
 		cm_bump(c, &c->ids_destroyed);
 		cm_bump(c, &c->sv.rejected);
-		return rc ? cqp_fail(CQP_E_NET, "rdma_reject: %s",
-				     strerror(errno))
+		return rc ? cqp_fail(CQP_E_NET, "rdma_reject: %s", strerror(rc))
 			  : 0;
 	}
 	k = calloc(1, sizeof(*k));
@@ -59,7 +84,7 @@ static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
 	k->id = ev->id;
 	k->seq = seq;
-	ev->id->context = k;
+	cqp_cm_loop_set_ctx(&c->loop, ev->id, k);
 	pthread_mutex_lock(&c->mu);
 	c->sv.live++;
 	k->next = c->sv.live_list;
@@ -99,7 +124,7 @@ void cm_server_drop(struct ctx *c, struct conn *k)
 int cm_server_event(void *arg, const struct cqp_cm_ev *ev)
 {
 	struct ctx *c = arg;
-	struct conn *k = ev->id->context;
+	struct conn *k = ev->ctx;
 
 	switch (ev->type) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:

@@ -66,6 +66,16 @@ int cqp_pd_check(const uint8_t *buf, uint8_t len, uint32_t kind, uint32_t *seq)
 	return 0;
 }
 
+int cqp_pd_check_ev(const struct cqp_cm_ev *ev, uint32_t kind, uint32_t *seq)
+{
+	if (ev->pdata_oversize)
+		return cqp_fail(CQP_E_PROTO,
+				"private data of %u bytes: more than the %u "
+				"InfiniBand and RoCE carry, not ours",
+				ev->pdata_oversize, CQP_CM_PDATA_MAX);
+	return cqp_pd_check(ev->pdata, ev->pdata_len, kind, seq);
+}
+
 void cqp_cm_stats_init(struct cqp_cm_stats *s)
 {
 	memset(s->count, 0, sizeof(s->count));
@@ -247,13 +257,12 @@ int cqp_cm_send_msgs(struct cqp_cm_verbs *v, struct rdma_cm_id *id,
 	return 0;
 }
 
-void cqp_cm_conn_destroy(struct rdma_cm_id *id, struct ibv_cq *cq)
+void cqp_cm_conn_free_qp(struct rdma_cm_id *id, struct ibv_cq *cq)
 {
 	if (id->qp)
 		rdma_destroy_qp(id);
 	if (cq)
 		ibv_destroy_cq(cq);
-	rdma_destroy_id(id);
 }
 
 void cqp_cm_verbs_free(struct cqp_cm_verbs *v)

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cm_loop.h"
 #include "kv.h"
 #include "report.h"
 #include "stats.h"
@@ -31,6 +32,8 @@ uint8_t cqp_pd_fill(uint8_t *buf, uint8_t cap, uint32_t kind, uint32_t seq);
 /* Checks private data of kind; *seq gets its sequence number.  A CQP_E_PROTO
  * failure names what is wrong. */
 int cqp_pd_check(const uint8_t *buf, uint8_t len, uint32_t kind, uint32_t *seq);
+/* The same on an event's copy, which may have been too long to keep. */
+int cqp_pd_check_ev(const struct cqp_cm_ev *ev, uint32_t kind, uint32_t *seq);
 
 #define CQP_CM_NEV 32 /* RDMA_CM_EVENT_* fit below this */
 
@@ -73,8 +76,8 @@ int cqp_cm_qp_create(struct cqp_cm_verbs *v, pthread_mutex_t *mu,
  * (at most timeout_ms). */
 int cqp_cm_send_msgs(struct cqp_cm_verbs *v, struct rdma_cm_id *id,
 		     struct ibv_cq *cq, uint32_t msgs, int timeout_ms);
-/* Destroys id's QP and CQ (if any) and the id. */
-void cqp_cm_conn_destroy(struct rdma_cm_id *id, struct ibv_cq *cq);
+/* Destroys id's QP and cq (if any); the id is its loop's to destroy. */
+void cqp_cm_conn_free_qp(struct rdma_cm_id *id, struct ibv_cq *cq);
 void cqp_cm_verbs_free(struct cqp_cm_verbs *v);
 
 #endif
