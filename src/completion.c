@@ -518,6 +518,23 @@ static int drain_channel(struct cqp_comp *c, struct ibv_comp_channel *ch)
 	return got;
 }
 
+/* A blocking channel of several CQs: after the event that woke us, the
+ * others' events already queued are taken too (without blocking).  The
+ * pass that follows reaps their completions; left queued, each would
+ * end the next wait at once and count as a wakeup that never slept. */
+static int drain_queued(struct cqp_comp *c, struct ibv_comp_channel *ch)
+{
+	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
+	int got = 0, rc;
+
+	while (poll(&p, 1, 0) == 1 && (p.revents & POLLIN)) {
+		if ((rc = take_event(c, ch)) <= 0)
+			return rc < 0 ? rc : got;
+		got++;
+	}
+	return got;
+}
+
 static bool step_over(const struct cqp_comp *c)
 {
 	return c->cfg.over && atomic_load(c->cfg.over);
@@ -562,6 +579,12 @@ static int wait_event(struct cqp_comp *c)
 			cqp_watchdog_disarm(&c->wd);
 			if (got < 0)
 				return got;
+			if (got > 0 && c->ncq > 1 && !c->shared) {
+				int more = drain_queued(c, c->chans[0]);
+
+				if (more < 0)
+					return more;
+			}
 		} else {
 			struct epoll_event ev[16];
 

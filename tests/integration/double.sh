@@ -118,6 +118,13 @@ for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat; do
 		 0 < d["device"]["inline_bytes"] <= 96' ||
 		show "$WORK/bnxt-$tool.err"
 done
+# Finding 10: the inline probe runs once per run, not once per QP.
+rm -f "$WORK/bnxt-q16.log"
+CQPERF_TEST_DOUBLE_LOG=$WORK/bnxt-q16.log run bnxt-q16 bnxt_re cq_poll_bw \
+	-q 16 -n 160 -s 64
+n=$(grep -c '^create_qp' "$WORK/bnxt-q16.log" 2>/dev/null)
+check "bnxt_re -q 16: the inline probe once a side ($n ibv_create_qp for 32 QPs)" \
+	test "${n:-999}" -le 56 -a "$RC" -eq 0
 run bnxt-cm bnxt_re cm_event_stress -c 50 --cm-mode nonblock
 check "bnxt_re: cm_event_stress" json_check "$WORK/bnxt-cm.json" \
 	'"error" not in d' || show "$WORK/bnxt-cm.err"
