@@ -38,6 +38,23 @@ static int set_nonblock(int fd)
 	return 0;
 }
 
+/* Waits on the channels with epoll from now on. */
+static int watch_channels(struct cqp_comp *c)
+{
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->epfd < 0)
+		return cqp_fail(CQP_E_SYS, "epoll_create1: %s",
+				strerror(errno));
+	for (unsigned i = 0; i < c->nch; i++) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.u32 = i};
+
+		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->chans[i]->fd, &ev))
+			return cqp_fail(CQP_E_SYS, "epoll_ctl: %s",
+					strerror(errno));
+	}
+	return 0;
+}
+
 static int create_channels(struct cqp_comp *c, struct ibv_context *ctx)
 {
 	c->nch = c->cfg.channel_per_cq ? c->ncq : 1;
@@ -50,15 +67,7 @@ static int create_channels(struct cqp_comp *c, struct ibv_context *ctx)
 		c->chans[0] = c->cfg.shared;
 		return 0;
 	}
-	if (c->cfg.nonblock || c->nch > 1) {
-		c->epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (c->epfd < 0)
-			return cqp_fail(CQP_E_SYS, "epoll_create1: %s",
-					strerror(errno));
-	}
 	for (unsigned i = 0; i < c->nch; i++) {
-		struct epoll_event ev = {.events = EPOLLIN, .data.u32 = i};
-
 		c->chans[i] = ibv_create_comp_channel(ctx);
 		if (!c->chans[i])
 			return cqp_fail(CQP_E_DEVICE,
@@ -69,12 +78,8 @@ static int create_channels(struct cqp_comp *c, struct ibv_context *ctx)
 			if (rc < 0)
 				return rc;
 		}
-		if (c->epfd >= 0 &&
-		    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->chans[i]->fd, &ev))
-			return cqp_fail(CQP_E_SYS, "epoll_ctl: %s",
-					strerror(errno));
 	}
-	return 0;
+	return c->cfg.nonblock || c->nch > 1 ? watch_channels(c) : 0;
 }
 
 int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
@@ -202,20 +207,7 @@ static int residue_polls(struct cqp_comp *c)
 				"last completions raise no event; give USEC "
 				"1..65535");
 	c->residue_ns = CQP_COMP_RESIDUE_NS;
-	if (c->epfd >= 0)
-		return 0;
-	c->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (c->epfd < 0)
-		return cqp_fail(CQP_E_SYS, "epoll_create1: %s",
-				strerror(errno));
-	for (unsigned i = 0; i < c->nch; i++) {
-		struct epoll_event ev = {.events = EPOLLIN, .data.u32 = i};
-
-		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->chans[i]->fd, &ev))
-			return cqp_fail(CQP_E_SYS, "epoll_ctl: %s",
-					strerror(errno));
-	}
-	return 0;
+	return c->epfd >= 0 ? 0 : watch_channels(c);
 }
 
 int cqp_comp_moderate(struct cqp_comp *c, uint32_t count, uint32_t usec)

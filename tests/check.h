@@ -43,6 +43,24 @@ static int check_count;
 		}                                                              \
 	} while (0)
 
+/* Writes text to dir/name: the files of a directory tree a test fakes
+ * (sysfs, /proc). */
+static inline void check_put_file(const char *dir, const char *name,
+				  const char *text)
+{
+	char path[1024];
+	FILE *f = NULL;
+	int len = snprintf(path, sizeof(path), "%s/%s", dir, name);
+
+	if (len > 0 && (size_t)len < sizeof(path))
+		f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
 static inline int check_done(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, check_count, check_failures);

@@ -15,20 +15,6 @@
 static const char invariant[] =
     "processor\t: 0\nflags\t\t: fpu tsc constant_tsc nonstop_tsc rdtscp\n";
 
-static void put(const char *root, const char *rel, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	f = fopen(path, "w");
-	CHECK(f != NULL);
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
 /* ROOT/proc/cpuinfo and, clocksource non-NULL, ROOT/sys/devices/system/
  * clocksource/clocksource0/current_clocksource. */
 static void machine(char *root, const char *cpuinfo, const char *clocksource)
@@ -48,12 +34,12 @@ static void machine(char *root, const char *cpuinfo, const char *clocksource)
 		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
 		CHECK(mkdir(path, 0700) == 0);
 	}
-	put(root, "proc/cpuinfo", cpuinfo);
+	check_put_file(root, "proc/cpuinfo", cpuinfo);
 	if (clocksource)
-		put(root,
-		    "sys/devices/system/clocksource/clocksource0/"
-		    "current_clocksource",
-		    clocksource);
+		check_put_file(root,
+			       "sys/devices/system/clocksource/clocksource0/"
+			       "current_clocksource",
+			       clocksource);
 }
 
 static void unmachine(const char *root)

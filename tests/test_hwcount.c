@@ -240,26 +240,12 @@ static const char *const rxe[] = {
     "rdma_recvs",
 };
 
-static void put(const char *dir, const char *name, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	CHECK(f != NULL);
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
 static void put_u64(const char *dir, const char *name, uint64_t v)
 {
 	char text[32];
 
 	snprintf(text, sizeof(text), "%llu\n", (unsigned long long)v);
-	put(dir, name, text);
+	check_put_file(dir, name, text);
 }
 
 /* ROOT/ports/1/hw_counters, as sysfs lays it out; its path in dir. */
@@ -312,6 +298,17 @@ static const struct cqp_hw_counter *find(const struct cqp_hw_counters *c,
 	return NULL;
 }
 
+/* Every name of want[0..n) was kept; the missing ones named. */
+static void expect_kept(const struct cqp_hw_counters *a,
+			const char *const *want, size_t n, const char *label)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!find(a, want[i]))
+			fprintf(stderr, "%s: %s left out\n", label, want[i]);
+		CHECK(find(a, want[i]) != NULL);
+	}
+}
+
 static bool sorted(const struct cqp_hw_counters *c)
 {
 	for (unsigned i = 1; i < c->n; i++)
@@ -337,7 +334,7 @@ static void provider(const char *label, const char *const *names, size_t n)
 	if (!(a && b && d && back && rec) || !mkdtemp(root))
 		goto out;
 	make_tree(root, dir, sizeof(dir));
-	put(dir, "lifespan", "10\n");
+	check_put_file(dir, "lifespan", "10\n");
 	for (size_t i = 0; i < n; i++)
 		put_u64(dir, names[i], 1000 + i);
 	CHECK(cqp_hw_read_dir(dir, a) == 0);
@@ -405,13 +402,9 @@ static void irdma_picked(void)
 	}
 	make_tree(root, dir, sizeof(dir));
 	for (size_t i = 0; i < N(irdma); i++)
-		put(dir, irdma[i], "3\n");
+		check_put_file(dir, irdma[i], "3\n");
 	CHECK(cqp_hw_read_dir(dir, a) == 0);
-	for (size_t i = 0; i < N(want); i++) {
-		if (!find(a, want[i]))
-			fprintf(stderr, "irdma: %s not picked\n", want[i]);
-		CHECK(find(a, want[i]) != NULL);
-	}
+	expect_kept(a, want, N(want), "irdma");
 	remove_tree(root);
 	free(a);
 }
@@ -437,22 +430,19 @@ static void over_cap(void)
 	make_tree(root, dir, sizeof(dir));
 	for (unsigned i = 0; i < total - N(want); i++) {
 		snprintf(name, sizeof(name), "stat_%03u", i);
-		put(dir, name, "1\n");
+		check_put_file(dir, name, "1\n");
 	}
 	for (size_t i = 0; i < N(want); i++)
-		put(dir, want[i], "2\n");
+		check_put_file(dir, want[i], "2\n");
 	/* Too long to keep: left out too, and said so. */
-	put(dir, "a_counter_name_longer_than_any_provider_has_ever_used",
-	    "3\n");
+	check_put_file(dir,
+		       "a_counter_name_longer_than_any_provider_has_ever_used",
+		       "3\n");
 	CHECK(cqp_hw_read_dir(dir, a) == 0);
 	CHECK(a->n == CQP_HW_MAX);
 	CHECK(a->left_out == 41);
 	CHECK(sorted(a));
-	for (size_t i = 0; i < N(want); i++) {
-		if (!find(a, want[i]))
-			fprintf(stderr, "over the cap: %s left out\n", want[i]);
-		CHECK(find(a, want[i]) != NULL);
-	}
+	expect_kept(a, want, N(want), "over the cap");
 	remove_tree(root);
 	free(a);
 }
@@ -468,15 +458,15 @@ static void wraps(void)
 
 	CHECK(mkdtemp(root) != NULL);
 	make_tree(root, dir, sizeof(dir));
-	put(dir, "rcvd_pkts", "4294967000\n"); /* 2^32 - 296 */
-	put(dir, "rx_bytes", "4294967295\n");  /* 2^32 - 1 */
-	put(dir, "tx_bytes", "8589934592\n");  /* 2^33: 64 bits */
-	put(dir, "sent_pkts", "100\n");
+	check_put_file(dir, "rcvd_pkts", "4294967000\n"); /* 2^32 - 296 */
+	check_put_file(dir, "rx_bytes", "4294967295\n");  /* 2^32 - 1 */
+	check_put_file(dir, "tx_bytes", "8589934592\n");  /* 2^33: 64 bits */
+	check_put_file(dir, "sent_pkts", "100\n");
 	CHECK(cqp_hw_read_dir(dir, &a) == 0);
-	put(dir, "rcvd_pkts", "704\n"); /* 296 + 704 later */
-	put(dir, "rx_bytes", "0\n");	/* one later */
-	put(dir, "tx_bytes", "5\n");	/* went backwards: reset */
-	put(dir, "sent_pkts", "1100\n");
+	check_put_file(dir, "rcvd_pkts", "704\n"); /* 296 + 704 later */
+	check_put_file(dir, "rx_bytes", "0\n");	   /* one later */
+	check_put_file(dir, "tx_bytes", "5\n");	   /* went backwards: reset */
+	check_put_file(dir, "sent_pkts", "1100\n");
 	CHECK(cqp_hw_read_dir(dir, &b) == 0);
 	cqp_hw_delta(&a, &b, &d);
 	CHECK(d.n == 4);
@@ -500,13 +490,14 @@ int main(void)
 
 	CHECK(mkdtemp(dir) != NULL);
 	/* rxe's layout: a counter per file, plus the cache's lifespan. */
-	put(dir, "sent_pkts", "100\n");
-	put(dir, "rcvd_pkts", "90\n");
-	put(dir, "rcvd_rnr_err", "7\n");
-	put(dir, "lifespan", "10\n");
-	put(dir, "VL15_dropped", "1\n");
-	put(dir, "junk", "n/a\n");   /* not a number: skipped */
-	put(dir, "bad name", "1\n"); /* neither a JSON nor a kv key */
+	check_put_file(dir, "sent_pkts", "100\n");
+	check_put_file(dir, "rcvd_pkts", "90\n");
+	check_put_file(dir, "rcvd_rnr_err", "7\n");
+	check_put_file(dir, "lifespan", "10\n");
+	check_put_file(dir, "VL15_dropped", "1\n");
+	check_put_file(dir, "junk", "n/a\n"); /* not a number: skipped */
+	check_put_file(dir, "bad name",
+		       "1\n"); /* neither a JSON nor a kv key */
 	CHECK(cqp_hw_read_dir(dir, &a) == 0);
 	CHECK(a.n == 4);
 	CHECK_STR(a.c[0].name, "VL15_dropped");
@@ -515,9 +506,9 @@ int main(void)
 	CHECK_STR(a.c[3].name, "sent_pkts");
 	CHECK(a.c[3].value == 100);
 
-	put(dir, "sent_pkts", "1100\n");
-	put(dir, "rcvd_pkts", "1090\n");
-	put(dir, "rcvd_rnr_err", "7\n");
+	check_put_file(dir, "sent_pkts", "1100\n");
+	check_put_file(dir, "rcvd_pkts", "1090\n");
+	check_put_file(dir, "rcvd_rnr_err", "7\n");
 	CHECK(cqp_hw_read_dir(dir, &b) == 0);
 	cqp_hw_delta(&a, &b, &d);
 	CHECK(d.n == 4);
