@@ -8,25 +8,34 @@
 #include "cm_ctx.h"
 #include "error.h"
 
+/* Called from any worker: the id is held over the call (cm_loop.h). */
 static int start_resolve(struct ctx *c, struct conn *k)
 {
-	int rc = cqp_cm_loop_create_id(&c->loop, &k->id, k, RDMA_PS_TCP);
+	struct rdma_cm_id *id;
+	struct cqp_cm_ref *r;
+	int rc = cqp_cm_loop_create_id(&c->loop, &id, k, RDMA_PS_TCP);
 
 	if (rc < 0)
 		return rc;
 	cm_bump(c, &c->ids_created);
+	r = cqp_cm_loop_hold(&c->loop, id);
+	k->id = id;
 	k->t_call = cqp_now_ns();
-	if (rdma_resolve_addr(k->id, NULL, (struct sockaddr *)&c->cl.dst,
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&c->cl.dst,
 			      (int)c->p->cm_timeout_ms))
-		return cqp_fail(CQP_E_NET, "rdma_resolve_addr: %s",
-				strerror(errno));
-	return 0;
+		rc = cqp_fail(CQP_E_NET, "rdma_resolve_addr: %s",
+			      strerror(errno));
+	cqp_cm_loop_unhold(&c->loop, r);
+	return rc;
 }
 
 /* Starts the next connect or disconnect of the phase, if any is left. */
 static int start_next(struct ctx *c)
 {
 	struct conn *k = NULL;
+	struct rdma_cm_id *id;
+	struct cqp_cm_ref *r;
+	int rc = 0;
 
 	pthread_mutex_lock(&c->mu);
 	while (c->cl.next < c->cl.n) {
@@ -46,11 +55,16 @@ static int start_next(struct ctx *c)
 		return 0;
 	if (c->cl.phase == PH_CONNECT)
 		return start_resolve(c, k);
+	/* Its DISCONNECTED may be handled (and the id let go) by another
+	 * worker before rdma_disconnect returns: held over the call. */
+	id = k->id;
+	r = cqp_cm_loop_hold(&c->loop, id);
 	k->t_call = cqp_now_ns();
-	if (rdma_disconnect(k->id))
-		return cqp_fail(CQP_E_NET, "rdma_disconnect: %s",
-				strerror(errno));
-	return 0;
+	if (rdma_disconnect(id))
+		rc =
+		    cqp_fail(CQP_E_NET, "rdma_disconnect: %s", strerror(errno));
+	cqp_cm_loop_unhold(&c->loop, r);
+	return rc;
 }
 
 /* A connection's connect (or disconnect) is over: start another. */

@@ -30,7 +30,7 @@ struct cqp_cm_worker {
 struct cqp_cm_ref {
 	struct rdma_cm_id *id;
 	void *ctx;
-	unsigned copies; /* taken, not yet handled or released */
+	unsigned copies; /* taken, not yet handled or released; holds */
 	bool gone;	 /* cqp_cm_loop_destroy_id was called */
 };
 
@@ -92,6 +92,22 @@ void cqp_cm_loop_destroy_id(struct cqp_cm_loop *l, struct rdma_cm_id *id)
 	pthread_mutex_unlock(&l->ref_mu);
 	if (now)
 		ref_destroy(r);
+}
+
+struct cqp_cm_ref *cqp_cm_loop_hold(struct cqp_cm_loop *l,
+				    struct rdma_cm_id *id)
+{
+	struct cqp_cm_ref *r = id->context;
+
+	pthread_mutex_lock(&l->ref_mu);
+	r->copies++;
+	pthread_mutex_unlock(&l->ref_mu);
+	return r;
+}
+
+void cqp_cm_loop_unhold(struct cqp_cm_loop *l, struct cqp_cm_ref *r)
+{
+	ref_put(l, r);
 }
 
 /* A copy let go unhandled (after a failure, or at the end): a request

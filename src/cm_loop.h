@@ -112,6 +112,13 @@ void cqp_cm_loop_set_ctx(struct cqp_cm_loop *l, struct rdma_cm_id *id,
  * more, and it is destroyed (its QP already) once no copy of its events
  * is left. */
 void cqp_cm_loop_destroy_id(struct cqp_cm_loop *l, struct rdma_cm_id *id);
+/* A call on an id from a thread its events do not go to (the client
+ * starts the next connection from any worker): the event the call causes
+ * may be handled, and the id let go, before the call returns.  Held, the
+ * id outlives the call; the unhold may destroy it. */
+struct cqp_cm_ref *cqp_cm_loop_hold(struct cqp_cm_loop *l,
+				    struct rdma_cm_id *id);
+void cqp_cm_loop_unhold(struct cqp_cm_loop *l, struct cqp_cm_ref *r);
 
 /* Takes and handles events until done(arg) holds (checked after every
  * event handled) or none came for quiet_ms; *quiet tells which.  With

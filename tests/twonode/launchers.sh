@@ -166,7 +166,12 @@ server_gid=$(own_gid "$cluster_addr1" ffff:c612:101)
 server_docs() {
 	python3 - "$@" <<-'EOF'
 		import json, sys
-		text = open(sys.argv[1], errors="replace").read().replace("\r", "")
+		# srun's own lines ("forcing job termination" as the sweep ends
+		# the step) may land between a document's lines.
+		text = "\n".join(
+		    l for l in open(sys.argv[1], errors="replace").read()
+		    .replace("\r", "").split("\n")
+		    if not l.startswith(("srun:", "slurmstepd")))
 		dec, docs, i = json.JSONDecoder(), [], text.find("{")
 		while i >= 0:
 		    try:
@@ -176,7 +181,8 @@ server_docs() {
 		    except ValueError:
 		        i = text.find("{", i + 1)
 		ok = len(docs) == int(sys.argv[3]) and all(eval("(%s)" % sys.argv[2]) for d in docs)
-		print("%d documents" % len(docs))
+		print("%d documents: %s" % (len(docs), ", ".join(
+		    str(d.get("role")) for d in docs)))
 		sys.exit(not ok)
 	EOF
 }
