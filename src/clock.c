@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "error.h"
+#include "textfile.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define HAVE_TSC 1
@@ -91,38 +92,24 @@ bool cqp_cpuinfo_invariant_tsc(const char *text)
 static bool read_invariant(const char *root)
 {
 	char buf[16384], path[4096];
-	FILE *f;
-	size_t n;
 
 	snprintf(path, sizeof(path), "%s/proc/cpuinfo", root);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
 	/* The first CPU's flags come within the first few KiB. */
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return cqp_cpuinfo_invariant_tsc(buf);
+	return cqp_read_text(path, buf, sizeof(buf)) > 0 &&
+	       cqp_cpuinfo_invariant_tsc(buf);
 }
 
 /* The kernel's current clocksource, its first word; "" unreadable. */
 static void read_clocksource(const char *root, char *out, size_t cap)
 {
 	char path[4096];
-	FILE *f;
 
 	snprintf(path, sizeof(path),
 		 "%s/sys/devices/system/clocksource/clocksource0/"
 		 "current_clocksource",
 		 root);
-	out[0] = '\0';
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	if (!fgets(out, (int)cap, f))
-		out[0] = '\0';
-	fclose(f);
-	out[strcspn(out, " \t\n")] = '\0';
+	cqp_read_line(path, out, cap);
+	out[strcspn(out, " \t")] = '\0';
 }
 
 bool cqp_tsc_trusted(bool invariant, const char *clocksource, char *why,

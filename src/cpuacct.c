@@ -12,22 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-
-/* Reads a small /proc file whole; -1 when it cannot. */
-static ssize_t read_text(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	while (len + 1 < cap && (n = read(fd, buf + len, cap - 1 - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	buf[len] = '\0';
-	return (ssize_t)len;
-}
+#include "textfile.h"
 
 int cqp_stat_parse(const char *text, int cpu, struct cqp_stat_times *out)
 {
@@ -93,7 +78,7 @@ static int pid_stat(int pid, uint64_t *ticks, unsigned *flags)
 	char path[64], buf[1024];
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_text(path, buf, sizeof(buf)) <= 0)
+	if (cqp_read_text(path, buf, sizeof(buf)) <= 0)
 		return -1;
 	return cqp_pid_stat_parse(buf, ticks, flags);
 }
@@ -107,7 +92,7 @@ static int task_cpu_ns(int pid, uint64_t *ns)
 	unsigned flags;
 
 	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
-	if (read_text(path, buf, sizeof(buf)) > 0 &&
+	if (cqp_read_text(path, buf, sizeof(buf)) > 0 &&
 	    sscanf(buf, "%" SCNu64, ns) == 1)
 		return 0;
 	if (pid_stat(pid, &ticks, &flags) < 0)
@@ -192,7 +177,7 @@ static void snap_machine(const struct cqp_cpu_acct *a, struct cqp_cpu_snap *s)
 	char buf[65536]; /* a line per CPU: room for about 700 */
 
 	s->have_sys = s->have_cpu = s->have_peer = false;
-	if (read_text("/proc/stat", buf, sizeof(buf)) > 0) {
+	if (cqp_read_text("/proc/stat", buf, sizeof(buf)) > 0) {
 		s->machine_ns = cqp_clock_ns(CLOCK_MONOTONIC);
 		s->have_sys = cqp_stat_parse(buf, -1, &s->sys) == 0;
 		s->have_cpu =
@@ -202,7 +187,7 @@ static void snap_machine(const struct cqp_cpu_acct *a, struct cqp_cpu_snap *s)
 		char path[64];
 
 		snprintf(path, sizeof(path), "/proc/%d/stat", a->peer_pid);
-		s->have_peer = read_text(path, buf, sizeof(buf)) > 0 &&
+		s->have_peer = cqp_read_text(path, buf, sizeof(buf)) > 0 &&
 			       cqp_pid_stat_ticks(buf, &s->peer_ticks) == 0;
 	}
 }

@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "kv.h"
+#include "textfile.h"
 
 static bool is_v4_mapped(const uint8_t *g)
 {
@@ -430,41 +431,24 @@ uint32_t cqp_fabric_ud_overhead(const struct cqp_wire *w, const char **name)
 	return transport + 8 + 2 + (w->grh ? 40 : 0); /* LRH, VCRC */
 }
 
-/* The first line of a small file, without its newline; false: none. */
-static bool read_line(const char *path, char *buf, size_t cap)
-{
-	FILE *f = fopen(path, "r");
-	bool ok;
-
-	if (!f)
-		return false;
-	ok = fgets(buf, (int)cap, f) != NULL;
-	fclose(f);
-	if (ok)
-		buf[strcspn(buf, "\n")] = '\0';
-	return ok && buf[0];
-}
-
 bool cqp_fabric_gid_vlan(const char *root, const char *dev, unsigned port,
 			 unsigned index)
 {
-	char path[512], ndev[64], line[128];
-	bool vlan = false;
-	FILE *f;
+	char path[512], ndev[64], text[1024];
 
 	snprintf(path, sizeof(path),
 		 "%s/class/infiniband/%s/ports/%u/gid_attrs/ndevs/%u", root,
 		 dev, port, index);
-	if (!read_line(path, ndev, sizeof(ndev)) || strchr(ndev, '/'))
+	if (!cqp_read_line(path, ndev, sizeof(ndev)) || strchr(ndev, '/'))
 		return false;
 	snprintf(path, sizeof(path), "%s/class/net/%s/uevent", root, ndev);
-	if (!(f = fopen(path, "r")))
+	if (cqp_read_text(path, text, sizeof(text)) <= 0)
 		return false;
-	while (!vlan && fgets(line, sizeof(line), f))
-		vlan = strcmp(line, "DEVTYPE=vlan\n") == 0 ||
-		       strcmp(line, "DEVTYPE=vlan") == 0;
-	fclose(f);
-	return vlan;
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save))
+		if (!strcmp(l, "DEVTYPE=vlan"))
+			return true;
+	return false;
 }
 
 bool cqp_fabric_ud_len_ok(uint32_t byte_len, uint32_t size, bool wc_grh)

@@ -30,6 +30,7 @@
 
 #include "error.h"
 #include "kv.h"
+#include "textfile.h"
 
 /* Pause between connect attempts while the server may still be starting. */
 #define RETRY_MS 150
@@ -917,15 +918,7 @@ static int fail_in(const char *what, const char *peer)
  * (cpuacct.h counts its CPU as no noise); "" when unknown. */
 static void boot_id(char *buf, size_t cap)
 {
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-
-	buf[0] = '\0';
-	if (f) {
-		if (!fgets(buf, (int)cap, f))
-			buf[0] = '\0';
-		fclose(f);
-	}
-	buf[strcspn(buf, "\n")] = '\0';
+	cqp_read_line("/proc/sys/kernel/random/boot_id", buf, cap);
 }
 
 int cqp_oob_hello(struct cqp_oob *o, const char *tool, const char *version)

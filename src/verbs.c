@@ -50,6 +50,15 @@ static void fill_prefixes(struct cqp_gid_cand *c, unsigned n)
 	freeifaddrs(all);
 }
 
+/* The report's words for the GID in use. */
+static void info_gid(struct cqp_dev *d)
+{
+	d->info.gid_index = d->gid_index;
+	cqp_gid_str(&d->gid, d->info.gid, sizeof(d->info.gid));
+	snprintf(d->info.gid_type, sizeof(d->info.gid_type), "%s",
+		 cqp_gid_type_name(d->gid_type));
+}
+
 /* The GID table as fabric.c wants it, indexed by GID index, unlisted
  * entries empty.  One ibv_query_gid_table call: a query per index would
  * be gid_tbl_len (1024 on rxe) system calls at every start.  (Where the
@@ -242,15 +251,12 @@ int cqp_dev_open(struct cqp_dev *d, const char *name, unsigned port,
 		goto fail;
 	}
 	d->info.port = port;
-	d->info.gid_index = d->gid_index;
 	d->info.active_mtu = cqp_mtu_bytes(d->port_attr.active_mtu);
 	snprintf(d->info.link_layer, sizeof(d->info.link_layer), "%s",
 		 d->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET
 		     ? "Ethernet"
 		     : "InfiniBand");
-	cqp_gid_str(&d->gid, d->info.gid, sizeof(d->info.gid));
-	snprintf(d->info.gid_type, sizeof(d->info.gid_type), "%s",
-		 cqp_gid_type_name(d->gid_type));
+	info_gid(d);
 	d->grh = true;
 	return 0;
 fail:
@@ -376,10 +382,7 @@ int cqp_dev_gid_toward(struct cqp_dev *d, const union ibv_gid *peer)
 	d->gid_index = i;
 	d->gid = d->gids[i].gid;
 	d->gid_type = d->gids[i].type;
-	d->info.gid_index = i;
-	cqp_gid_str(&d->gid, d->info.gid, sizeof(d->info.gid));
-	snprintf(d->info.gid_type, sizeof(d->info.gid_type), "%s",
-		 cqp_gid_type_name(d->gid_type));
+	info_gid(d);
 	return 0;
 }
 
