@@ -23,26 +23,20 @@
  *   node type RNIC, transport iWARP; no CQ moderation verb). */
 static const struct dbl_personality personalities[] = {
     {.name = "mlx5-roce",
-     .kind = DBL_MLX5_ROCE,
      .moderation = true,
      .own_channels = true,
      .ports = 2,
      .max_cq_count = 0xffff,
      .max_cq_period = 0xfff},
     {.name = "mlx5-ib",
-     .kind = DBL_MLX5_IB,
      .moderation = true,
      .own_channels = true,
      .ports = 1,
      .infiniband = true,
      .max_cq_count = 0xffff,
      .max_cq_period = 0xfff},
-    {.name = "bnxt_re",
-     .kind = DBL_BNXT_RE,
-     .ports = 1,
-     .max_inline = 0x60,
-     .inline_errno0 = true},
-    {.name = "irdma", .kind = DBL_IRDMA, .ports = 1, .iwarp = true},
+    {.name = "bnxt_re", .ports = 1, .max_inline = 0x60, .inline_errno0 = true},
+    {.name = "irdma", .ports = 1, .iwarp = true},
 };
 
 struct dbl_state dbl = {

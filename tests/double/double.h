@@ -30,11 +30,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum dbl_kind { DBL_NONE, DBL_MLX5_ROCE, DBL_MLX5_IB, DBL_BNXT_RE, DBL_IRDMA };
-
 struct dbl_personality {
 	const char *name;
-	enum dbl_kind kind;
 	bool moderation;     /* ibv_modify_cq with mlx5's semantics */
 	bool own_channels;   /* events through channels the double owns */
 	uint8_t ports;	     /* port 2.. are down */
@@ -50,7 +47,7 @@ struct dbl_personality {
 struct dbl_cq {
 	struct ibv_cq *cq;
 	struct dbl_chan *chan; /* NULL: not on a double-owned channel */
-	bool app_armed, solicited;
+	bool app_armed;
 	uint16_t count, period; /* moderation; both 0: none */
 	uint32_t since_arm;	/* completions since the app armed */
 	uint64_t first_ns;	/* the first of them */

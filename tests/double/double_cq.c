@@ -75,6 +75,19 @@ static void mod_check(struct dbl_cq *q, uint64_t now)
 	}
 }
 
+/* Locked.  A moderated CQ's period starts; the pump, which may be
+ * asleep with no deadline (a poll of the app's swept the completion),
+ * is woken to count it. */
+static void start_timer(struct dbl_cq *q)
+{
+	char b = 0;
+
+	q->first_ns = dbl_now_ns();
+	if (write(dbl.wake[1], &b, 1) < 0 && errno != EAGAIN)
+		fprintf(stderr, "cqpdouble: pump not woken: %s\n",
+			strerror(errno));
+}
+
 /* Locked.  Moves what rxe holds into the ring, counting arrivals. */
 static int sweep(struct dbl_cq *q)
 {
@@ -90,8 +103,8 @@ static int sweep(struct dbl_cq *q)
 			break;
 		q->len += (uint32_t)n;
 		if (q->app_armed) {
-			if (!q->since_arm)
-				q->first_ns = dbl_now_ns();
+			if (!q->since_arm && q->period)
+				start_timer(q);
 			q->since_arm += (uint32_t)n;
 		}
 	}
@@ -140,7 +153,6 @@ static int req_notify_cq(struct ibv_cq *cq, int solicited)
 			q->first_ns = 0;
 		}
 		q->app_armed = true;
-		q->solicited = solicited != 0;
 		rc = dbl.req_notify_cq(cq, moderated(q) ? 0 : solicited);
 	} else {
 		rc = dbl.req_notify_cq(cq, solicited);
