@@ -78,9 +78,14 @@ check "-D 2: runs for its duration" json_check "$WORK/duration.json" \
 # room must be echoed like any other (one in 1000 was not).  What is lost
 # must be what rxe's counters explain (packets sent and never received),
 # which in one guest is nothing.
-client "$WORK/ol-t4.json" -s 64 -t 4 --rate 2000 -n 5000 --warmup 0 \
-	--retry-us 2000000 --output json
-check "--rate 2000 -t 4: lost equals rxe's drops, 0" \
+# A host stall past --retry-us is a loss no packet explains: measured
+# again once (the defect lost some in every run).
+ol_t4() {
+	client "$WORK/ol-t4.json" -s 64 -t 4 --rate 2000 -n 5000 --warmup 0 \
+		--retry-us 2000000 --output json
+}
+ol_t4
+check_timed "--rate 2000 -t 4: lost equals rxe's drops, 0" ol_t4 \
 	json_check "$WORK/ol-t4.json" \
 	'"error" not in d and r["lost_exchanges"] ==
 	 r["server"]["hw_counters"]["sent_pkts"] -
