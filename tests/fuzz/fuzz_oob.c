@@ -7,7 +7,7 @@
  *   clang -g -std=gnu11 -D_GNU_SOURCE -Isrc \
  *     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
  *     -o fuzz_oob tests/fuzz/fuzz_oob.c src/oob.c src/kv.c src/error.c \
- *     src/options.c
+ *     src/options.c src/textfile.c
  *   mkdir -p /tmp/fuzz-oob
  *   ./fuzz_oob -max_total_time=60 /tmp/fuzz-oob tests/fuzz/corpus/oob
  *

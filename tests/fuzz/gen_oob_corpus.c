@@ -5,7 +5,7 @@
  *
  *   clang -std=gnu11 -D_GNU_SOURCE -Isrc -o gen_oob_corpus \
  *     tests/fuzz/gen_oob_corpus.c src/oob.c src/kv.c src/error.c \
- *     src/options.c
+ *     src/options.c src/textfile.c
  *   ./gen_oob_corpus tests/fuzz/corpus/oob
  */
 #include <stdio.h>

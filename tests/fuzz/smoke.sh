@@ -25,7 +25,7 @@ targets="oob options"
 # The sources each target links (as in its build-by-hand comment).
 sources() {
 	case $1 in
-	oob) echo "src/oob.c src/kv.c src/error.c src/options.c" ;;
+	oob) echo "src/oob.c src/kv.c src/error.c src/options.c src/textfile.c" ;;
 	options) echo "src/options.c src/kv.c src/error.c" ;;
 	esac
 }
