@@ -60,6 +60,8 @@ struct cqp_params {
 	uint32_t pkey_index; /* P_Key table index of the QPs */
 	uint32_t output;     /* enum cqp_output */
 	bool report_gbits;
+	bool wide;	      /* human report: a row and its cost on one line */
+	bool quiet;	      /* no progress line on a terminal */
 	uint64_t max_mem;     /* server: cap on what a client may allocate */
 	uint32_t max_run_s;   /* server: cap on one client's run; 0 none */
 	bool rtt;	      /* latency as round trips, not one-way */
