@@ -4,6 +4,7 @@
 #define CQP_TEST_RENDER_H
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "report.h"
 
@@ -19,6 +20,9 @@ static inline char *render(const struct cqp_report *r)
 		return NULL;
 	cqp_report_print(r, f);
 	fclose(f);
+	/* CQPERF_TEST_SHOW=1: what each check reads, on stderr. */
+	if (buf && getenv("CQPERF_TEST_SHOW"))
+		fputs(buf, stderr);
 	return buf;
 }
 
