@@ -429,14 +429,14 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 			cqp_text_printf(
 			    out,
 			    " Paced: %s messages/s over all QPs, %s "
-			    "arrivals; the sender polls (load), the "
+			    "arrivals;\n   the sender polls (load), the "
 			    "receiver reaps in %s\n",
 			    rates, kind, cqp_cq_mode_name(p->cq_mode));
 		else
 			cqp_text_printf(
 			    out,
 			    " Open loop: %s requests/s, %s arrivals, at "
-			    "most %" PRIu32 " in flight; the client %s "
+			    "most %" PRIu32 " in flight;\n   the client %s "
 			    "(load), the server reaps in %s (the "
 			    "service)\n",
 			    rates, kind,

@@ -36,6 +36,19 @@ static void c_side(const struct cqp_report *r, const struct cqp_row *row,
 	snprintf(v, cap, "%s", row->side);
 }
 
+/* rdma_event_str()'s names without the prefix every one of them has. */
+static void c_event(const struct cqp_report *r, const struct cqp_row *row,
+		    int arg, char *v, size_t cap)
+{
+	static const char prefix[] = "RDMA_CM_EVENT_";
+	const char *name = row->label;
+
+	(void)r, (void)arg;
+	if (strncmp(name, prefix, sizeof(prefix) - 1) == 0)
+		name += sizeof(prefix) - 1;
+	snprintf(v, cap, "%s", name);
+}
+
 static void c_label(const struct cqp_report *r, const struct cqp_row *row,
 		    int arg, char *v, size_t cap)
 {
@@ -120,7 +133,7 @@ static void c_svc(const struct cqp_report *r, const struct cqp_row *row,
 /* In the order they print.  The latency columns follow cqp_lat_fields. */
 static const struct row_col row_cols[] = {
     {"side", NULL, RG_EVENT, 0, c_side, 0},
-    {"event", NULL, RG_EVENT, 0, c_label, 0},
+    {"event", NULL, RG_EVENT, 0, c_event, 0},
     {"count", NULL, RG_EVENT, 0, c_u64, OFFU(count)},
     {"events/s", NULL, RG_EVENT, 0, c_rate, OFFU(rate_per_s)},
     {"mode", NULL, RG_LABEL, 0, c_label, 0},

@@ -624,6 +624,91 @@ static void test_human(void)
 	free(s);
 }
 
+/* The widest line of text. */
+static long widest(const char *text)
+{
+	long best = 0;
+
+	for (const char *l = text; *l;) {
+		const char *nl = strchr(l, '\n');
+		long n = nl ? nl - l : (long)strlen(l);
+
+		best = n > best ? n : best;
+		l = nl ? nl + 1 : l + n;
+	}
+	return best;
+}
+
+/* Each kind of table at its widest, with figures as long as a slow
+ * fabric makes them: every line fits 100 columns. */
+static void test_human_narrow(void)
+{
+	struct fixture f;
+	char *s;
+
+	/* cm_event_stress: the longest event name, six-digit latencies;
+	 * the tails that do not fit go under the row. */
+	fixture_lat(&f);
+	f.r.tool = CQP_TOOL_CM_EVENT_STRESS;
+	for (int i = 0; i < 2; i++) {
+		struct cqp_row *row = &f.rows[i];
+
+		snprintf(row->side, sizeof(row->side), i ? "server" : "client");
+		snprintf(row->label, sizeof(row->label),
+			 "RDMA_CM_EVENT_CONNECT_RESPONSE");
+		row->count = 1000000;
+		row->rate_per_s = 123456.7;
+		row->lat_us.min = 123456;
+		row->lat_us.p50 = row->lat_us.avg = row->lat_us.p99 = 234567;
+		row->lat_us.p99_9 = row->lat_us.p99_99 = 345678;
+		row->lat_us.max = row->lat_us.stdev = 456789;
+	}
+	s = render(&f.r);
+	CHECK(widest(s) <= 100);
+	CHECK(strstr(s, " CONNECT_RESPONSE ") && !strstr(s, "RDMA_CM_EVENT"));
+	CHECK(strstr(s, " side    event ") && strstr(s, " 123k "));
+	CHECK(lines_with(s, "\n     t_stdev  p99.99\n") == 2);
+	free(s);
+
+	/* ud_send_lat: modes, lost exchanges, an open loop, idle CPU,
+	 * latencies up to a second. */
+	fixture_lat(&f);
+	f.r.tool = CQP_TOOL_UD_SEND_LAT;
+	for (int i = 0; i < 2; i++) {
+		struct cqp_row *row = &f.rows[i];
+
+		row->has_lost = true;
+		row->lost = 123456;
+		row->open_loop = true;
+		row->offered_rate = row->achieved_rate = 1234567;
+		row->late_sends = 123456789;
+		row->bytes = 4096;
+		row->iterations = 10000000;
+		row->lat_us.max = 999999;
+		row->lat_us.p99_99 = row->lat_us.stdev = 99999;
+		row->client.has_idle = true;
+	}
+	s = render(&f.r);
+	CHECK(widest(s) <= 100);
+	CHECK(strstr(s, " lost ") && strstr(s, "svc p99"));
+	CHECK(aligned(s));
+	free(s);
+
+	/* ud_send_bw: loss and wire efficiency beside perftest's columns. */
+	fixture_bw(&f);
+	f.r.tool = CQP_TOOL_UD_SEND_BW;
+	for (int i = 0; i < 2; i++) {
+		f.rows[i].has_delivery = true;
+		f.rows[i].bytes = 8388608;
+		f.rows[i].iterations = 100000000;
+	}
+	s = render(&f.r);
+	CHECK(widest(s) <= 100);
+	CHECK(strstr(s, "loss%") && strstr(s, "wire eff%"));
+	CHECK(aligned(s));
+	free(s);
+}
+
 /* The longest run of '#' in text. */
 static int longest_bar(const char *text)
 {
@@ -1185,6 +1270,7 @@ int main(void)
 		printf("test_report: no python3, JSON parse checks skipped\n");
 	test_human();
 	test_human_lat_extras();
+	test_human_narrow();
 	test_csv();
 	test_cost_kv();
 	test_accounting();

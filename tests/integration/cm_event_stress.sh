@@ -98,6 +98,7 @@ check "human table: side, event, count, events/s, latency columns" grep -Eq \
 check "human table: a summary line" grep -q \
 	'Summary: connections 40, conn_per_s' "$WORK/human.out" ||
 	show "$WORK/human.out"
+fits "cm_event_stress --reject-pct" "$WORK/human.out"
 
 # A client killed mid-storm: the server cleans up and serves the next.
 "$CM" -p "$port" --timeout 30 -c 100000 --concurrency 64 "$ADDR" \

@@ -107,6 +107,7 @@ check "human table: latency columns, one-way note, histogram, projection" \
 	eval 'grep -q "t_min\[usec\].*p50.*t_avg.*t_stdev.*p99.*p99.9.*p99.99.*t_max" "$WORK/human.txt" &&
 	      grep -qi "one-way" "$WORK/human.txt" && grep -q "#" "$WORK/human.txt" &&
 	      grep -qi "projection" "$WORK/human.txt"' || show "$WORK/human.txt"
+fits "cq_event_lat -H --compare-modes --project" "$WORK/human.txt"
 
 stop_server
 check "server stops cleanly on SIGTERM" test "$(grep -c . "$WORK/cq_event_lat.server.err")" -eq 0 ||

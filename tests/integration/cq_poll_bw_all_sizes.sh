@@ -24,6 +24,7 @@ check "-a: every row moved data" json_check "$out" \
 check "-a human table: 23 size rows" \
 	test "$(grep -Ec '^ *[0-9]+ +4 ' "$WORK/all.txt")" -eq 23 ||
 	show "$WORK/all.txt"
+fits "cq_poll_bw -a" "$WORK/all.txt"
 
 stop_server
 finish

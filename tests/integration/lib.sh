@@ -90,6 +90,22 @@ lat() {
 		--output json "$@" "$ADDR" >"$WORK/$name.json" 2>"$WORK/$name.err"
 }
 
+# flat_grep ERE FILE: the human report with its folded lines joined and
+# blanks squeezed to one, so a check does not depend on where a line folds.
+flat_grep() {
+	tr -s ' \n' '  ' <"$2" | grep -Eq -- "$1"
+}
+
+# fits NAME FILE: a human report as a terminal shows it, every line
+# within 100 columns; the widest goes to the log.
+fits() {
+	local n
+	n=$(awk '{ n = length($0); if (n > m) m = n } END { print m + 0 }' "$2")
+	echo "# widest: $1 $n"
+	check "$1: every line <= 100 columns (widest $n)" test "$n" -le 100 ||
+		show "$2"
+}
+
 # wait_server SECS: the server's exit status once it ends by itself,
 # waiting at most SECS (a client that failed before connecting leaves it
 # listening): past that it is killed, and the status is 124.

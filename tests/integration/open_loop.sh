@@ -169,12 +169,14 @@ check "CSV: offered, achieved, late, spread and service columns" grep -q \
 "$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 \
 	--rate "$rate" -n 500 "$ADDR" >"$WORK/human.out" 2>&1
 check "human: the header says open loop and which side runs which mode" \
-	grep -q "Open loop: $rate requests/s, fixed arrivals.*client polls.*server reaps in poll" \
+	flat_grep "Open loop: $rate requests/s, fixed arrivals.*client polls.*server reaps in poll" \
 	"$WORK/human.out" || show "$WORK/human.out"
 "$CQPERF_BIN/cq_event_lat" -d "$DEV" -p "$port" --timeout 20 \
 	--rates "$low,$rate" --compare-modes -n 300 "$ADDR" >"$WORK/map.out" 2>&1
 check "human: one strategy line per rate" test "$(grep -c "^  at [0-9]*/s: [a-z]*, p99 " "$WORK/map.out")" -eq 2 ||
 	show "$WORK/map.out"
+fits "cq_event_lat --rate" "$WORK/human.out"
+fits "cq_event_lat --rates --compare-modes" "$WORK/map.out"
 stop_server
 
 # UD: the same open loop; a request whose reply never comes is counted

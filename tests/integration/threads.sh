@@ -129,6 +129,7 @@ bw human -n 200 --per-thread --cq-mode event
 check "--per-thread: a line per thread and side under the table" \
 	test "$(grep -cE '^  #[01] on CPU [0-9]+: [0-9]+ completions' "$WORK/human.json")" -eq 4 ||
 	show "$WORK/human.json" "$WORK/human.err"
+fits "cq_poll_bw --threads --per-thread" "$WORK/human.json"
 
 # cq_event_lat --threads 2: two ping-pongs, their samples merged into the
 # row.

@@ -191,4 +191,5 @@ wait
 check "shallow receive queue: the table says to raise --rx-depth" \
 	grep -q 'receives ran out .* (raise --rx-depth)' "$WORK/loss.out" ||
 	show "$WORK/loss.out"
+fits "ud_send_bw, loss" "$WORK/loss.out"
 finish
