@@ -16,6 +16,7 @@
 #include "error.h"
 #include "hwcount.h"
 #include "kv.h"
+#include "progress.h"
 #include "results.h"
 #include "workers.h"
 
@@ -178,6 +179,30 @@ static uint64_t resolve_rate(const struct step *st, const struct cqp_row *rows,
 	return 0;
 }
 
+/* What a step measures, for the progress line: its size, mode (the
+ * server's, with its spin budget when there are several) and, in an
+ * open loop, the offered rate. */
+static void step_what(const struct cqp_params *p, const struct step *st,
+		      char *buf, size_t cap)
+{
+	char mode[32], rate[32] = "";
+	double r = (double)st->rate;
+
+	if (st->mode == CQP_CQ_HYBRID && p->nspin > 1)
+		snprintf(mode, sizeof(mode), "hybrid:%" PRIu32, st->spin_us);
+	else
+		snprintf(mode, sizeof(mode), "%s", cqp_cq_mode_name(st->mode));
+	if (st->rate >= 1000000)
+		snprintf(rate, sizeof(rate), ", %.3gM msg/s", r / 1e6);
+	else if (st->rate >= 1000)
+		snprintf(rate, sizeof(rate), ", %.3gk msg/s", r / 1e3);
+	else if (st->rate)
+		snprintf(rate, sizeof(rate), ", %" PRIu64 " msg/s", st->rate);
+	else if (p->nrates)
+		snprintf(rate, sizeof(rate), ", closed loop");
+	snprintf(buf, cap, "%" PRIu64 " B, %s%s", st->size, mode, rate);
+}
+
 /* With the connection up and no traffic, what does waiting cost in this
  * mode?  Both sides idle at once, after a barrier. */
 static int measure_idle(struct cqp_run *run, struct cqp_cost *mine)
@@ -229,6 +254,7 @@ static void hw_note_left_out(const struct cqp_bench_ops *ops,
 	if (!hw->left_out || said)
 		return;
 	said = true;
+	cqp_progress_clear(run->progress);
 	fprintf(stderr,
 		"%s: warning: %s port %u: %u hw_counters left out of the "
 		"report (it keeps %d, drops, retransmissions, errors and "
@@ -360,6 +386,11 @@ static int peer_check(void *arg)
 		r = cqp_oob_expect(o, CQP_MSG_RESULTS, s->buf,
 				   CQP_OOB_MAX_PAYLOAD, NULL);
 	pthread_mutex_unlock(&one);
+	/* This look comes every CQP_COMP_PEER_NS or so while a step runs:
+	 * the progress line's clock, with no wakeup of its own. */
+	if (r >= 0)
+		cqp_progress_tick(((struct cqp_run *)arg)->progress,
+				  cqp_now_ns());
 	return r < 0 ? r : 0;
 }
 
@@ -391,6 +422,7 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 	void *ctx = calloc(1, ops->ctx_size);
 	struct cqp_hw_counters *hw_before = calloc(1, sizeof(*hw_before));
 	struct cqp_step_sync sync = {0};
+	struct cqp_progress progress;
 	bool set_up = false;
 	int rc;
 
@@ -429,13 +461,23 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 		}
 		if ((rc = plan_steps(ops, run, steps, &nsteps)) < 0)
 			goto out;
+		cqp_progress_init(
+		    &progress,
+		    cqp_progress_wanted(run->p, nsteps, STDERR_FILENO) ? stderr
+								       : NULL,
+		    nsteps, run->p->duration_s);
+		run->progress = &progress;
 	}
 	for (unsigned i = 0;; i++) {
 		struct step st = {0, 0, 0, 0};
 
 		if (run->is_client && i < nsteps) {
+			char what[64];
+
 			st = steps[i];
 			st.rate = resolve_rate(&st, rows, nrows);
+			step_what(run->p, &st, what, sizeof(what));
+			cqp_progress_step(run->progress, i, what, cqp_now_ns());
 		}
 		/* Before the barrier: the /proc reads stall no traffic. */
 		if (run->comp && (!run->is_client || i < nsteps)) {
@@ -466,6 +508,9 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 		nrows++;
 	}
 out:
+	/* Off the screen before anything else is said, on every way out. */
+	cqp_progress_end(run->progress);
+	run->progress = NULL;
 	/* A run the server's --max-run-sec stopped: the client is told. */
 	if (rc < 0 && stop_flag == STOP_RUN_LIMIT &&
 	    cqp_errcode() == CQP_E_INTERRUPTED)

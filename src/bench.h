@@ -14,6 +14,7 @@
 
 #include "completion.h"
 #include "options.h"
+#include "progress.h"
 #include "report.h"
 #include "session.h"
 
@@ -54,6 +55,8 @@ struct cqp_run {
 	FILE *samples; /* client: --samples, opened before connecting */
 	uint64_t rate; /* client: this step's open-loop rate; 0 closed */
 	uint32_t mode; /* this step's completion mode (the server's) */
+	/* client on a terminal: the progress line; NULL: none */
+	struct cqp_progress *progress;
 };
 
 struct cqp_bench_ops {

@@ -66,6 +66,133 @@ client "$WORK/all-mtu.json" -a -n 100 -m 1024 --output json
 check "-a -m 1024: stops at 1024 B" json_check "$WORK/all-mtu.json" \
 	'd["results"][-1]["bytes"] == 1024 and len(d["results"]) == 10'
 
+# The progress line (cqperf(7), --quiet): on a terminal's stderr only,
+# rewritten in place, cleared before the table.  script(1) gives the
+# client a pseudo-terminal; raw_check reads what that terminal received.
+# -D 1 -a -m 256 (8 steps, about 20 s) stands for the issue's -D 3 -a
+# (12 steps of 4 s here): the same line, at a third of the guest time.
+check "plain redirect: no progress bytes on stderr" \
+	eval '! grep -qE "step |$(printf "\r|\033")" "$WORK/all.json.err"' ||
+	show "$WORK/all.json.err"
+# raw_check FILE EXPR: EXPR is true of the capture FILE, with raw (its
+# text), draws (each progress line drawn: (step, steps, what, left)),
+# tail (what followed the last draw) and screen (the terminal's final
+# lines, \r and ESC [ K played as a terminal does).
+raw_check() {
+	python3 - "$1" "$2" <<'PY'
+import re, sys
+raw = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+pat = re.compile(r"\r(step (\d+)/(\d+)  (.*?)  ([^\r\x1b]*) left)\x1b\[K")
+found = list(pat.finditer(raw))
+draws = [(int(m.group(2)), int(m.group(3)), m.group(4), m.group(5))
+         for m in found]
+longest = max([len(m.group(1)) for m in found] or [0])
+tail = raw[found[-1].end():] if found else raw
+screen, row, col, i = [""], 0, 0, 0
+while i < len(raw):
+    m = re.match(r"\x1b\[[0-9;?]*([A-Za-z])", raw[i:])
+    if m:
+        if m.group(1) == "K":
+            screen[row] = screen[row][:col]
+        i += m.end()
+        continue
+    ch = raw[i]
+    if ch == "\r":
+        col = 0
+    elif ch == "\n":
+        row, col = row + 1, 0
+        if row == len(screen):
+            screen.append("")
+    else:
+        line = screen[row].ljust(col)
+        screen[row] = line[:col] + ch + line[col + 1:]
+        col += 1
+    i += 1
+if eval("(" + sys.argv[2] + ")"):
+    sys.exit(0)
+print("# %d draws, longest %d columns; first and last: %r" %
+      (len(draws), longest, draws[:2] + draws[-2:]))
+print("# after the last draw: %r" % tail[:120])
+for line in screen[-12:]:
+    print("# | " + line)
+sys.exit(1)
+PY
+}
+# pty OUT REDIRECT ARGS...: a client with a pseudo-terminal for stdout and
+# stderr (less what REDIRECT sends elsewhere); OUT: what the terminal got.
+pty() {
+	local out=$1 redirect=$2 cmd
+	shift 2
+	cmd="$(printf '%q ' "$BW" -d "$DEV" -p "$port" --timeout 20 "$@" \
+		"$ADDR") $redirect"
+	script -qec "$cmd" /dev/null </dev/null >"$out" 2>&1
+}
+if check "script(1) is there to give a client a terminal" \
+	eval 'command -v script >/dev/null'; then
+	progress_start=$(date +%s)
+	pty_duration() {
+		pty "$WORK/pty-D.raw" "" -D 1 -a -m 256
+	}
+	start=$(date +%s)
+	pty_duration
+	rc=$?
+	echo "# -D 1 -a -m 256 on a terminal: $(($(date +%s) - start)) s"
+	check "-D 1 -a on a terminal: exits 0 (got $rc)" test "$rc" -eq 0 ||
+		show "$WORK/pty-D.raw"
+	check "-D 1 -a on a terminal: each of the 8 steps said, size in order, in 79 columns" \
+		raw_check "$WORK/pty-D.raw" \
+		'sorted(set((s, n, w.split(" B,")[0]) for s, n, w, l in draws)) ==
+		 [(k, 8, str(2 ** k)) for k in range(1, 9)] and longest <= 79'
+	check "-D 1 -a on a terminal: the time left known from -D at once (8 x 1 s)" \
+		raw_check "$WORK/pty-D.raw" \
+		'draws[0][0] == 1 and draws[0][3] == "8 s"'
+	check_timed "-D 1 -a on a terminal: the line rewritten within steps as time runs" \
+		pty_duration raw_check "$WORK/pty-D.raw" \
+		'len(draws) > 8 and len(set(l for s, n, w, l in draws)) > 4'
+	check "-D 1 -a on a terminal: cleared (\\r ESC[K), then the table" \
+		raw_check "$WORK/pty-D.raw" \
+		'tail.startswith("\r\x1b[K") and "#bytes" in tail and
+		 "step " not in tail'
+	check "-D 1 -a on a terminal: the final screen has the table, no progress line" \
+		raw_check "$WORK/pty-D.raw" \
+		'any("#bytes" in x for x in screen) and
+		 not any(re.match(r"\s*step \d+/", x) for x in screen)'
+
+	# Without -D: "?" until a step has finished.  JSON on stdout does
+	# not change: the line is stderr's.
+	pty "$WORK/pty-json.raw" ">$(printf %q "$WORK/pty.json")" -a -n 200 \
+		-m 256 --output json
+	rc=$?
+	check "-a --output json, stderr a terminal: exits 0 (got $rc)" \
+		test "$rc" -eq 0 || show "$WORK/pty-json.raw"
+	check "-a --output json, stderr a terminal: progress on stderr, ? left at first" \
+		raw_check "$WORK/pty-json.raw" \
+		'draws and draws[0][:2] == (1, 8) and draws[0][3] == "?" and
+		 tail == "\r\x1b[K"'
+	check "-a --output json, stderr a terminal: a valid document, 8 rows" \
+		json_check "$WORK/pty.json" \
+		'"error" not in d and len(d["results"]) == 8'
+
+	# --quiet, and stderr a file with stdout on the terminal: nothing.
+	pty "$WORK/pty-quiet.raw" "" -a -n 200 -m 256 --quiet
+	rc=$?
+	check "--quiet on a terminal: exits 0 (got $rc), the table and no progress" \
+		raw_check "$WORK/pty-quiet.raw" \
+		'not draws and "step " not in raw and "\x1b[K" not in raw and
+		 "#bytes" in raw and '"$rc"' == 0'
+	pty "$WORK/pty-err.raw" "2>$(printf %q "$WORK/pty-err.err")" -a -n 200 \
+		-m 256
+	rc=$?
+	check "stdout a terminal, stderr a file: exits 0 (got $rc), the table, no progress" \
+		raw_check "$WORK/pty-err.raw" \
+		'not draws and "\x1b[K" not in raw and "#bytes" in raw and
+		 '"$rc"' == 0'
+	check "stdout a terminal, stderr a file: no progress bytes in the file" \
+		eval '! grep -qE "step |$(printf "\r|\033")" "$WORK/pty-err.err"' ||
+		show "$WORK/pty-err.err"
+	echo "# progress line checks: $(($(date +%s) - progress_start)) s"
+fi
+
 # Limits: a message above the MTU, inline the device will not grant.
 client "$WORK/big.out" -s 8192
 rc=$?
