@@ -103,9 +103,11 @@ slow=$(over_ms "$WORK/stall.csv" 150)
 echo "# open loop: $slow of $((rate * 3)) requests above 150 ms"
 check "open loop: a 300 ms stall shows in >= 0.4 R S response times" \
 	test "$slow" -ge $((rate * 3 / 10 * 4 / 10)) || show "$WORK/stall.err"
-check "open loop: the stall's requests are late sends, service p50 < 2x" \
+# Measured against the stall, not the unstalled run: the burst of late
+# posts queues behind itself, and TCG noise alone doubled that median in CI.
+check "open loop: the stall's requests are late sends, service p50 < 1/10 of the stall" \
 	json_check "$WORK/stall.json" 'r["late_sends"] > 0 and
-	 r["service_lat_us"]["p50"] < 2 * '"$(json_get "$WORK/fixed.json" 'r["service_lat_us"]["p50"]')"
+	 r["service_lat_us"]["p50"] < 30000 and r["lat_us"]["p99"] >= 150000'
 stall_server 1.5 0.3
 lat stall-pp -D 3 --cq-mode event --samples "$WORK/stall-pp.csv"
 wait "$STALL_PID"
