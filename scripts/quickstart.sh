@@ -25,23 +25,12 @@ if [ "${1:-}" = --inner ]; then
     server_log=${CQPERF_OUT:?}/server.log
     port=18600
 
-    "$bin" -d "$dev" -p "$port" --persistent >"$server_log" 2>&1 &
-    server_pid=$!
+    . "$here/serve.sh"
     # Stop the server however we leave; a signal must run the EXIT trap too.
-    trap 'kill -INT "$server_pid" 2>/dev/null || true' EXIT
+    trap serve_stop EXIT
     trap 'exit 143' TERM
     trap 'exit 130' INT
-
-    # The client would fail if it connected before the server listens.
-    for ((i = 0; ; i++)); do
-        [ -z "$(ss -ltnH "sport = :$port")" ] || break
-        if ! kill -0 "$server_pid" 2>/dev/null || [ "$i" -ge 300 ]; then
-            echo "$prog: the server did not start listening:" >&2
-            cat "$server_log" >&2
-            exit 1
-        fi
-        sleep 0.1
-    done
+    serve_start "$bin" "$port" "$server_log" -d "$dev" || exit 1
 
     failed=()
     for mode in poll event hybrid; do
@@ -51,15 +40,7 @@ if [ "${1:-}" = --inner ]; then
             "$addr" || failed+=("$mode")
     done
 
-    # Interrupting is how a persistent server is meant to stop; give it a
-    # moment, then make sure it is gone.
-    kill -INT "$server_pid" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do
-        kill -0 "$server_pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -KILL "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
+    serve_stop
     trap - EXIT
 
     if [ "${#failed[@]}" -gt 0 ]; then
