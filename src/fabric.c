@@ -207,12 +207,6 @@ void cqp_port_facts_encode(const struct cqp_port_facts *f,
 	}
 }
 
-static int key_is(void *ctx, const char *key, const char *val)
-{
-	(void)val;
-	return strcmp(key, ctx) == 0;
-}
-
 int cqp_port_facts_decode(struct cqp_port_facts *f, const char *text,
 			  size_t len)
 {
@@ -243,7 +237,7 @@ int cqp_port_facts_decode(struct cqp_port_facts *f, const char *text,
 	f->ethernet = link[0] == 'e';
 	/* Optional: older peers send no GID. */
 	f->has_gid = f->gid_given = false;
-	if (cqp_kv_parse(text, len, key_is, "gid") != 1)
+	if (cqp_kv_has(text, len, "gid") != 1)
 		return 0;
 	if ((rc = cqp_kv_get_str(text, len, "gid", gid, sizeof(gid))) < 0 ||
 	    (rc = cqp_kv_get_u64(text, len, "gid_given", &given)) < 0)

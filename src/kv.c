@@ -214,6 +214,17 @@ static int find(const char *text, size_t len, const char *key,
 	return cqp_fail(CQP_E_PROTO, "key=value record lacks key \"%s\"", key);
 }
 
+static int key_is(void *ctx, const char *key, const char *val)
+{
+	(void)val;
+	return strcmp(key, *(const char *const *)ctx) == 0;
+}
+
+int cqp_kv_has(const char *text, size_t len, const char *key)
+{
+	return cqp_kv_parse(text, len, key_is, &key);
+}
+
 int cqp_kv_get_str(const char *text, size_t len, const char *key, char *out,
 		   size_t outcap)
 {

@@ -32,6 +32,8 @@ void cqp_kv_add_double(struct cqp_kv_writer *w, const char *key, double val);
  * NUL-terminated. */
 typedef int (*cqp_kv_fn)(void *ctx, const char *key, const char *val);
 int cqp_kv_parse(const char *text, size_t len, cqp_kv_fn fn, void *ctx);
+/* 1 when the record has key, 0 when not, or a failure (malformed). */
+int cqp_kv_has(const char *text, size_t len, const char *key);
 
 /* Lookup helpers over a whole record (first match wins).  Return 0 when
  * found and valid, CQP_E_PROTO failure when missing or malformed. */

@@ -52,8 +52,6 @@ int cqp_lat_decode(struct cqp_summary *s, const char *text, size_t len)
 	return lat_decode_as(s, "", text, len);
 }
 
-static int kv_has(const char *text, size_t len, const char *key);
-
 static uint64_t max_u64(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
@@ -98,7 +96,7 @@ int cqp_delivery_decode(struct cqp_row *row, const char *text, size_t len)
 		uint64_t *dst = (uint64_t *)((char *)row + f->off);
 		uint64_t v;
 
-		if (!kv_has(text, len, f->key))
+		if (!cqp_kv_has(text, len, f->key))
 			continue;
 		if (cqp_kv_get_u64(text, len, f->key, &v) < 0)
 			return cqp_fail(CQP_E_PROTO, "bad '%s' in results",
@@ -125,7 +123,7 @@ int cqp_open_loop_decode(struct cqp_row *row, const char *text, size_t len)
 {
 	int rc;
 
-	if (row->open_loop || !kv_has(text, len, "open_loop"))
+	if (row->open_loop || !cqp_kv_has(text, len, "open_loop"))
 		return 0;
 	if ((rc = cqp_kv_get_double(text, len, "offered_rate",
 				    &row->offered_rate)) < 0 ||
@@ -220,18 +218,6 @@ void cqp_cost_encode_as(const struct cqp_cost *c, const char *prefix,
 	}
 }
 
-static int kv_key_is(void *ctx, const char *key, const char *val)
-{
-	(void)val;
-	return strcmp(key, *(const char *const *)ctx) == 0;
-}
-
-/* 1 when the record has key, 0 when not, or a failure (malformed). */
-static int kv_has(const char *text, size_t len, const char *key)
-{
-	return cqp_kv_parse(text, len, kv_key_is, &key);
-}
-
 void cqp_threads_encode(const struct cqp_cost *c, struct cqp_kv_writer *w)
 {
 	char key[32], val[192];
@@ -257,7 +243,7 @@ int cqp_threads_decode(struct cqp_cost *c, const char *text, size_t len)
 {
 	uint64_t n;
 	char key[32], val[192];
-	int rc = kv_has(text, len, "threads");
+	int rc = cqp_kv_has(text, len, "threads");
 
 	c->threads = NULL;
 	c->nthreads = 0;
@@ -307,7 +293,7 @@ int cqp_cost_decode_as(struct cqp_cost *c, const char *prefix, const char *text,
 		const struct cost_field *f = &cqp_cost_fields[i];
 		char *dst = (char *)&tmp + f->offset;
 		const char *k = prefixed(key, sizeof(key), prefix, f);
-		int rc = f->optional ? kv_has(text, len, k) : 1;
+		int rc = f->optional ? cqp_kv_has(text, len, k) : 1;
 
 		/* An absent optional key means "not measured". */
 		if (rc == 0)
