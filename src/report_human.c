@@ -240,7 +240,7 @@ static void fmt_figure(char *buf, size_t cap, const struct cqp_figure *f)
 	if (f->integer)
 		snprintf(buf, cap, "%.0f", f->value);
 	else
-		cqp_fmt_double(buf, cap, "%.2f", f->value);
+		cqp_fmt_fixed(buf, cap, 2, f->value);
 }
 
 /* " Summary: a 1, b 2.00" then a line per group. */

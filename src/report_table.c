@@ -85,30 +85,30 @@ static void c_bw(const struct cqp_report *r, const struct cqp_row *row, int arg,
 	bool gbits = r->params && r->params->report_gbits;
 	double f = gbits ? 1.0 : 1e9 / 8 / 1048576.0;
 
-	cqp_fmt_double(v, cap, "%.2f",
-		       (arg ? row->bw_avg_gbps : row->bw_peak_gbps) * f);
+	cqp_fmt_fixed(v, cap, 2,
+		      (arg ? row->bw_avg_gbps : row->bw_peak_gbps) * f);
 }
 
 static void c_mpps(const struct cqp_report *r, const struct cqp_row *row,
 		   int arg, char *v, size_t cap)
 {
 	(void)r, (void)arg;
-	cqp_fmt_double(v, cap, "%.6f", row->msg_rate_mpps);
+	cqp_fmt_fixed(v, cap, 6, row->msg_rate_mpps);
 }
 
 static void c_loss(const struct cqp_report *r, const struct cqp_row *row,
 		   int arg, char *v, size_t cap)
 {
 	(void)r, (void)arg;
-	cqp_fmt_double(v, cap, "%.2f", cqp_row_loss_pct(row));
+	cqp_fmt_fixed(v, cap, 2, cqp_row_loss_pct(row));
 }
 
 static void c_wire(const struct cqp_report *r, const struct cqp_row *row,
 		   int arg, char *v, size_t cap)
 {
 	(void)arg;
-	cqp_fmt_double(v, cap, "%.1f",
-		       cqp_wire_eff_pct(row->bytes, r->dev.wire_overhead));
+	cqp_fmt_fixed(v, cap, 1,
+		      cqp_wire_eff_pct(row->bytes, r->dev.wire_overhead));
 }
 
 /* arg: index in cqp_lat_fields. */
@@ -171,7 +171,7 @@ typedef double cost_value_fn(const struct cqp_cost *c,
 struct cost_col {
 	const char *head, *narrow_head; /* narrow: in the idle line */
 	unsigned need;			/* C_LAT: latency rows; C_IDLE */
-	const char *fmt;		/* of value, or NULL: a split */
+	int decimals;			/* of value; -1: a rate, k/M */
 	cost_value_fn *value;
 	size_t user, sys; /* a split's two doubles in the cost */
 };
@@ -197,17 +197,17 @@ static double v_spin(const struct cqp_cost *c, const struct cqp_row *row)
 #define OFFC(f) offsetof(struct cqp_cost, f)
 
 static const struct cost_col cost_cols[] = {
-    {"CPU%", NULL, 0, "%.1f", v_cpu, 0, 0},
-    {"usr/sys", NULL, 0, NULL, NULL, OFFC(cpu_user_pct), OFFC(cpu_sys_pct)},
-    {"idle CPU%", "CPU%", C_IDLE, "%.1f", v_idle, 0, 0},
-    {"idle usr/sys", "usr/sys", C_IDLE, NULL, NULL, OFFC(idle_cpu_user_pct),
+    {"CPU%", NULL, 0, 1, v_cpu, 0, 0},
+    {"usr/sys", NULL, 0, 0, NULL, OFFC(cpu_user_pct), OFFC(cpu_sys_pct)},
+    {"idle CPU%", "CPU%", C_IDLE, 1, v_idle, 0, 0},
+    {"idle usr/sys", "usr/sys", C_IDLE, 0, NULL, OFFC(idle_cpu_user_pct),
      OFFC(idle_cpu_sys_pct)},
-    {"kern ns/msg", NULL, 0, "%.0f", cqp_kernel_ns_per_msg, 0, 0},
-    {"sirq ns/msg", NULL, 0, "%.0f", cqp_softirq_ns_per_msg, 0, 0},
-    {"compl/wake", NULL, 0, "%.2f", cqp_compl_per_wakeup, 0, 0},
-    {"wake/s", NULL, 0, NULL, cqp_wakeups_per_s, 0, 0},
-    {"wake/iter", NULL, C_LAT, "%.3f", cqp_wakeups_per_msg, 0, 0},
-    {"spin%", NULL, C_LAT, "%.1f", v_spin, 0, 0},
+    {"kern ns/msg", NULL, 0, 0, cqp_kernel_ns_per_msg, 0, 0},
+    {"sirq ns/msg", NULL, 0, 0, cqp_softirq_ns_per_msg, 0, 0},
+    {"compl/wake", NULL, 0, 2, cqp_compl_per_wakeup, 0, 0},
+    {"wake/s", NULL, 0, -1, cqp_wakeups_per_s, 0, 0},
+    {"wake/iter", NULL, C_LAT, 3, cqp_wakeups_per_msg, 0, 0},
+    {"spin%", NULL, C_LAT, 1, v_spin, 0, 0},
 };
 #define N_COST_COLS (sizeof(cost_cols) / sizeof(cost_cols[0]))
 
@@ -234,10 +234,10 @@ static void cost_cell(const struct cost_col *k, const struct cqp_cost *c,
 			snprintf(v, cap, "%.1f/%.1f", u, s);
 		else
 			snprintf(v, cap, "-");
-	} else if (!k->fmt) {
+	} else if (k->decimals < 0) {
 		cqp_fmt_rate(v, cap, k->value(c, row), "");
 	} else {
-		cqp_fmt_double(v, cap, k->fmt, k->value(c, row));
+		cqp_fmt_fixed(v, cap, k->decimals, k->value(c, row));
 	}
 }
 

@@ -110,10 +110,10 @@ void cqp_text_printf(struct cqp_text *t, const char *fmt, ...)
 	}
 }
 
-void cqp_fmt_double(char *buf, size_t cap, const char *fmt, double v)
+void cqp_fmt_fixed(char *buf, size_t cap, int decimals, double v)
 {
 	if (isfinite(v))
-		snprintf(buf, cap, fmt, v);
+		snprintf(buf, cap, "%.*f", decimals, v);
 	else
 		snprintf(buf, cap, "-");
 }

@@ -44,8 +44,8 @@ struct cqp_text {
 void cqp_text_printf(struct cqp_text *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* printf of a finite value, else "-". */
-void cqp_fmt_double(char *buf, size_t cap, const char *fmt, double v);
+/* A finite value with that many decimals, else "-". */
+void cqp_fmt_fixed(char *buf, size_t cap, int decimals, double v);
 /* Three significant figures and a decimal prefix: "3.05 M", "47.7 k";
  * sep goes between the figure and the prefix. */
 void cqp_fmt_rate(char *buf, size_t cap, double v, const char *sep);

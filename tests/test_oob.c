@@ -143,7 +143,7 @@ static void test_sanitize(void)
 		const char *in, *out;
 	} cases[] = {
 	    {"plain reason", "plain reason"},
-	    {"caf\xc3\xa9 \xe2\x82\xac" "5", "caf\xc3\xa9 \xe2\x82\xac" "5"},
+	    {"caf\xc3\xa9 \xe2\x82\xac\x35", "caf\xc3\xa9 \xe2\x82\xac\x35"},
 	    {"\xf0\x9f\x98\x80!", "\xf0\x9f\x98\x80!"},
 	    {"a\nb\r\x1b[2Jc\x7f", "a?b??[2Jc?"},
 	    {"csi \xc2\x9b"

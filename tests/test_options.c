@@ -295,7 +295,8 @@ static void test_threads(void)
 	struct cqp_params client, server, cm;
 	char rec[2048];
 	struct cqp_kv_writer w;
-	char *argv[] = {"cm_event_stress", "--threads", "0", NULL};
+	char a0[] = "cm_event_stress", a1[] = "--threads", a2[] = "0";
+	char *argv[] = {a0, a1, a2, NULL};
 
 	CHECK(parse(&client, "--threads 2 --cpu 0-1 -q 4 x") == 0);
 	CHECK(client.nthreads == 2 && client.ncpu == 2 && client.cpus[0] == 0 &&
