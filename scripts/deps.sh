@@ -22,6 +22,8 @@ package_pkgs=(debhelper dpkg-dev lintian rpm)
 fuzz_pkgs=(clang libclang-rt-dev)
 # The guest harness (scripts/softroce-guest.sh) boots a distribution kernel
 # under QEMU with a busybox initramfs; apt-get/dpkg-deb fetch the kernel.
+# scripts/lint.sh: the C formatting, the shell scripts, the Python.
+lint_pkgs=(clang-format shellcheck pyflakes3)
 guest_pkgs=(qemu-system-x86 busybox-static cpio)
 # The launchers' two-node test (tests/twonode/launchers.sh) runs a real
 # sshd and a real Slurm cluster inside the guests, which run this
@@ -30,7 +32,7 @@ cluster_pkgs=(openssh-client openssh-server munge slurmctld slurmd slurm-client)
 
 missing=()
 for p in "${build_pkgs[@]}" "${runtime_pkgs[@]}" "${plot_pkgs[@]}" "${schema_pkgs[@]}" "${package_pkgs[@]}" \
-    "${fuzz_pkgs[@]}" "${guest_pkgs[@]}" "${cluster_pkgs[@]}"; do
+    "${fuzz_pkgs[@]}" "${lint_pkgs[@]}" "${guest_pkgs[@]}" "${cluster_pkgs[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
     [ "$status" = "install ok installed" ] || missing+=("$p")
 done

@@ -56,7 +56,7 @@ deb)
 		dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1
 	check "dpkg-buildpackage -us -uc -b (log: $work/build.log)" test $? -eq 0 ||
 		tail -30 "$work/build.log" | sed 's/^/# /'
-	deb=$(ls "$work"/cqperf_"$version"_*.deb 2>/dev/null | head -n 1)
+	deb=$(find "$work" -maxdepth 1 -name "cqperf_${version}_*.deb" | head -n 1)
 	check "the .deb is cqperf_${version}_ARCH.deb" test -n "$deb" || exit 1
 	dpkg -c "$deb" | awk '{print $6}' | sed 's|^\.||' | grep -v '/$' |
 		sort >"$work/listed"

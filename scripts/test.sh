@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# The test command: install what is missing, build (warnings are errors),
+# The test command: install what is missing, lint the tree (scripts/lint.sh),
+# build (rdma-core's warning set, warnings are errors),
 # run the unit tests and `make distcheck`, build with AddressSanitizer and
 # UBSan, then run the soft-RoCE integration suite (on the host's rxe when
 # the kernel has it, else in a throw-away QEMU guest).  The last line is
@@ -44,6 +45,8 @@ summary() {
 "$top/scripts/deps.sh" || { echo "0 passed, 1 failed"; exit 1; }
 took deps
 mkdir -p "$log"
+# Formatting, shellcheck and pyflakes: findings fail the run, not the build.
+step lint scripts/lint.sh
 step autogen ./autogen.sh || summary
 step configure sh -c 'mkdir -p build && cd build && ../configure --enable-werror' || summary
 step build make -C build -j"$(nproc)" || summary
@@ -67,7 +70,7 @@ took check
 
 step distcheck make -C build distcheck
 # The packages, from the tarball distcheck made (scripts/test-packages.sh).
-tarball=$(ls build/cqperf-*.tar.gz 2>/dev/null | head -n 1)
+tarball=$(find build -maxdepth 1 -name 'cqperf-*.tar.gz' | head -n 1)
 step package-deb scripts/test-packages.sh deb "$tarball"
 step package-rpm scripts/test-packages.sh rpm "$tarball"
 step asan-build sh -c 'mkdir -p build-asan && cd build-asan &&

@@ -70,12 +70,14 @@ lat_tsv() {
 	for ((i = 0; i < n; i++)); do
 		k=$((i % 3))
 		order=($(((3 - k) % 3 + 1)) $(((4 - k) % 3 + 1)) $(((5 - k) % 3 + 1)))
-		printf 'poll-64\t10000\t%d\t%d\tours\t1\t%s\t%s\t%s\t0\n' $((i + 1)) \
-			"${order[0]}" "${op[i]}" "${oa[i]}" "${oa[i]}" >>"$f"
-		printf 'poll-64\t10000\t%d\t%d\ttheirs\t1\t%s\t%s\t%s\t\n' $((i + 1)) \
-			"${order[1]}" "${tp[i]}" "${ta[i]}" "${ta[i]}" >>"$f"
-		printf 'poll-64\t10000\t%d\t%d\tpingpong\t1\t\t%s\t%s\t\n' $((i + 1)) \
-			"${order[2]}" "${pa[i]}" "${pa[i]}" >>"$f"
+		{
+			printf 'poll-64\t10000\t%d\t%d\tours\t1\t%s\t%s\t%s\t0\n' $((i + 1)) \
+				"${order[0]}" "${op[i]}" "${oa[i]}" "${oa[i]}"
+			printf 'poll-64\t10000\t%d\t%d\ttheirs\t1\t%s\t%s\t%s\t\n' $((i + 1)) \
+				"${order[1]}" "${tp[i]}" "${ta[i]}" "${ta[i]}"
+			printf 'poll-64\t10000\t%d\t%d\tpingpong\t1\t\t%s\t%s\t\n' $((i + 1)) \
+				"${order[2]}" "${pa[i]}" "${pa[i]}"
+		} >>"$f"
 	done
 }
 

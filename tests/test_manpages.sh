@@ -44,6 +44,7 @@ IFS='
 '
 for pair in $pairs; do
 	IFS=$old_ifs
+	# shellcheck disable=SC2086 # a pair is "tool option", split on purpose
 	set -- $pair
 	tool=$1
 	opt=$2

@@ -8,10 +8,10 @@
 . "$(dirname "$0")/lib.sh"
 require_device
 
-keys='cpu_pct cpu_user_pct cpu_sys_pct proc_cpu_pct sys_busy_pct sys_irq_pct
-      sys_softirq_pct sys_kthread_pct others_busy_pct noisy cpu_ns_per_msg
-      softirq_ns_per_msg kernel_ns_per_msg'
-pykeys="[$(printf '"%s",' $keys)]"
+keys=(cpu_pct cpu_user_pct cpu_sys_pct proc_cpu_pct sys_busy_pct sys_irq_pct
+	sys_softirq_pct sys_kthread_pct others_busy_pct noisy cpu_ns_per_msg
+	softirq_ns_per_msg kernel_ns_per_msg)
+pykeys="[$(printf '"%s",' "${keys[@]}")]"
 
 # run TOOL NAME FMT ARGS...: one client run against a fresh server of TOOL
 # (server pinned to CPU 0 and reporting it: --cpu), output in $WORK/NAME.FMT.
@@ -54,7 +54,7 @@ for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat; do
 rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
 need = [s + "_" + k for s in ("client", "server") for k in sys.argv[2].split()]
 sys.exit(not rows or any(k not in rows[0] or rows[0][k] == "" for k in need))' \
-		"$WORK/$tool-csv.csv" "$keys" || show "$WORK/$tool-csv.csv"
+		"$WORK/$tool-csv.csv" "${keys[*]}" || show "$WORK/$tool-csv.csv"
 done
 
 # cm_event_stress: one cost for the whole storm, each side's.
@@ -106,11 +106,12 @@ check_timed "proc_cpu_pct agrees with /proc/PID/stat within 10 %" outside agrees
 # Event mode asks the kernel for more per exchange than polling: the
 # channel read, the re-arm and the switch.  On rxe softirq does the rest.
 run cq_event_lat cmp json --compare-modes -n 1000 -s 64
-row='[x for x in d["results"] if x["label"] == "%s"][0]["server"]'
-sys_per() { json_get "$WORK/cmp.json" "'%.1f' % ($(printf "$row" "$1")[\"cpu_sys_pct\"] * $(printf "$row" "$1")[\"seconds\"] * 1e7 / 1000)"; }
+# server MODE: the Python expression of that mode's server figures
+server() { echo "[x for x in d[\"results\"] if x[\"label\"] == \"$1\"][0][\"server\"]"; }
+sys_per() { json_get "$WORK/cmp.json" "'%.1f' % ($(server "$1")[\"cpu_sys_pct\"] * $(server "$1")[\"seconds\"] * 1e7 / 1000)"; }
 echo "# server system time per exchange: poll $(sys_per poll) ns, event $(sys_per event) ns"
 check "event mode: softirq time on the machine" json_check "$WORK/cmp.json" \
-	"$(printf "$row" event)"'["sys_softirq_pct"] > 0'
+	"$(server event)"'["sys_softirq_pct"] > 0'
 check "event mode: more system time per exchange than poll mode" awk \
 	-v p="$(sys_per poll)" -v e="$(sys_per event)" 'BEGIN { exit !(e > p) }'
 
