@@ -22,6 +22,9 @@ Command line (for shell scripts):
     readme_blocks.py names FILE             the samples' names, a line each
     readme_blocks.py get FILE NAME          a sample's text
     readme_blocks.py put FILE NAME NEWFILE  replace a sample's text in FILE
+    readme_blocks.py check FILE DIR [--drop NAME=RE]... [--word NAME=RE]...
+                                            every sample of FILE against
+                                            DIR/NAME.out, as compare does
     readme_blocks.py compare NAME FILE NEW [--drop RE]... [--word RE]...
                                             exit 1 with a diff when the
                                             layout of FILE's sample NAME
@@ -157,6 +160,35 @@ def compare(name, old, new, drop=(), words=()):
         "%s as the binaries print it now (layout)" % name, lineterm=""))
 
 
+def check_all(path, outdir, opts, out=sys.stdout):
+    """Every sample of the file at path against outdir/NAME.out, a line
+    each ("sample NAME: same layout" or the diff, then "sample NAME:
+    differs"); opts: --drop NAME=RE and --word NAME=RE.  1 when one
+    differs."""
+    drop, words = {}, {}
+    while opts:
+        if opts[0] not in ("--drop", "--word") or len(opts) < 2 \
+                or "=" not in opts[1]:
+            raise Error("check: want --drop NAME=RE or --word NAME=RE, not %s"
+                        % " ".join(opts[:2]))
+        name, rx = opts[1].split("=", 1)
+        (drop if opts[0] == "--drop" else words).setdefault(name, []).append(rx)
+        opts = opts[2:]
+    text, failed = open(path).read(), 0
+    for name in blocks(text):
+        with open("%s/%s.out" % (outdir, name)) as f:
+            diff = compare(name, get(text, name), f.read(),
+                           drop.get(name, ()), words.get(name, ()))
+        if diff:
+            print(diff, file=out)
+            print("sample %s: the README's layout differs from the binaries'"
+                  % name, file=out)
+            failed = 1
+        else:
+            print("sample %s: same layout" % name, file=out)
+    return failed
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "names":
         for name in blocks(open(argv[1]).read()):
@@ -170,6 +202,8 @@ def main(argv):
         with open(argv[1], "w") as f:
             f.write(text)
         return 0
+    if len(argv) >= 3 and argv[0] == "check":
+        return check_all(argv[1], argv[2], argv[3:])
     if len(argv) >= 4 and argv[0] == "compare":
         drop, words, rest = [], [], argv[4:]
         while rest:

@@ -5,8 +5,10 @@ sample outputs and compares their layout with a new run's: markers,
 replacement, number masking, folded prose, dropped lines and data
 words, and that the README itself parses.  Prints "ok - ..." /
 "not ok - ..." per check and the summary line."""
+import io
 import os
 import sys
+import tempfile
 
 TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
@@ -123,6 +125,29 @@ WITH = TABLE + "\n Rate not reached in poll: 24074/s offered, 13785/s achieved; 
 check("dropped lines (and their folds) do not count",
       rb.compare("t", TABLE, WITH, drop=["^Rate not reached"]) is None)
 check("without --drop they count", rb.compare("t", TABLE, WITH) is not None)
+
+# check: every sample of a file against a folder of new outputs.
+with tempfile.TemporaryDirectory() as d:
+    with open(os.path.join(d, "F"), "w") as f:
+        f.write("<!-- sample t -->\n%s\n<!-- end t -->\n"
+                "<!-- sample s -->\n%s\n<!-- end s -->\n" % (TABLE, FOLD_A))
+    with open(os.path.join(d, "t.out"), "w") as f:
+        f.write(WIDER + "\n")
+    with open(os.path.join(d, "s.out"), "w") as f:
+        f.write(FOLD_B + "\n")
+    out = io.StringIO()
+    rc = rb.check_all(os.path.join(d, "F"), d,
+                      ["--word", "s=poll|event|hybrid"], out)
+    check("check: both samples the same layout (data words per sample)",
+          rc == 0 and out.getvalue() ==
+          "sample t: same layout\nsample s: same layout\n")
+    out = io.StringIO()
+    rc = rb.check_all(os.path.join(d, "F"), d, [], out)
+    check("check: without the sample's words, s differs and is named",
+          rc == 1 and "sample s: the README's layout differs" in out.getvalue()
+          and "sample t: same layout" in out.getvalue())
+    check("check: a malformed option is an error",
+          error_of(rb.check_all, os.path.join(d, "F"), d, ["--word", "x"]))
 
 # The command line, as readme-examples.sh calls it.
 check("main: usage error is 2", rb.main(["nonsense"]) == 2)

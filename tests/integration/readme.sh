@@ -14,6 +14,7 @@ start=$(date +%s)
 CQPERF_BIN=$CQPERF_BIN "$top/scripts/readme-examples.sh" --check >"$out" 2>&1
 rc=$?
 echo "# readme-examples.sh --check: $(($(date +%s) - start)) s, exit $rc"
+grep -E ' ran in | took ' "$out" | sed 's/^/# /'
 
 n=0
 while read -r line; do
