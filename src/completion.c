@@ -453,19 +453,19 @@ void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg), void *arg)
  * own may be telling of ours, so both are said. */
 static int completion_failed(struct cqp_comp *c, int rc)
 {
-	char ours[256];
+	struct cqp_error ours;
 	int why;
 
 	if (rc != -CQP_E_COMPLETION || !c->peer_check)
 		return rc;
-	snprintf(ours, sizeof(ours), "%s", cqp_errmsg());
+	cqp_error_save(&ours);
 	why = c->peer_check(c->peer_arg);
 	if (why == -CQP_E_PEER_CLOSED)
 		return why;
 	if (why < 0)
 		return cqp_fail_wrap(CQP_E_COMPLETION, "%s; the peer said",
-				     ours);
-	return cqp_fail(CQP_E_COMPLETION, "%s", ours);
+				     ours.msg);
+	return cqp_error_restore(&ours);
 }
 
 static int take_event(struct cqp_comp *c, struct ibv_comp_channel *ch)

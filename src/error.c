@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 static _Thread_local enum cqp_errcode last_code;
-static _Thread_local char last_msg[512];
+static _Thread_local char last_msg[CQP_ERRMSG_MAX];
 
 static const char *const names[CQP_E__COUNT] = {
     [CQP_OK] = "ok",
@@ -38,14 +38,15 @@ int cqp_fail(enum cqp_errcode code, const char *fmt, ...)
 
 int cqp_fail_wrap(enum cqp_errcode code, const char *fmt, ...)
 {
-	char saved[sizeof(last_msg)], prefix[sizeof(last_msg)];
+	struct cqp_error saved;
+	char prefix[sizeof(last_msg)];
 	va_list ap;
 
-	snprintf(saved, sizeof(saved), "%s", cqp_errmsg());
+	cqp_error_save(&saved);
 	va_start(ap, fmt);
 	vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);
-	return cqp_fail(code, "%s: %s", prefix, saved);
+	return cqp_fail(code, "%s: %s", prefix, saved.msg);
 }
 
 enum cqp_errcode cqp_errcode(void)
@@ -62,6 +63,21 @@ void cqp_errclear(void)
 {
 	last_code = CQP_OK;
 	last_msg[0] = '\0';
+}
+
+void cqp_error_save(struct cqp_error *e)
+{
+	e->code = last_code;
+	snprintf(e->msg, sizeof(e->msg), "%s", cqp_errmsg());
+}
+
+int cqp_error_restore(const struct cqp_error *e)
+{
+	if (e->code == CQP_OK) {
+		cqp_errclear();
+		return 0;
+	}
+	return cqp_fail(e->code, "%s", e->msg);
 }
 
 const char *cqp_errname(enum cqp_errcode code)

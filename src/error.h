@@ -42,6 +42,17 @@ enum cqp_errcode cqp_errcode(void);
 const char *cqp_errmsg(void);
 void cqp_errclear(void);
 
+/* A failure kept across calls that may fail in turn (sending the reason
+ * to the peer, asking it why), or handed to another thread. */
+#define CQP_ERRMSG_MAX 512
+struct cqp_error {
+	enum cqp_errcode code;
+	char msg[CQP_ERRMSG_MAX];
+};
+void cqp_error_save(struct cqp_error *e);
+/* Makes it the thread's last failure again (or none); returns -code. */
+int cqp_error_restore(const struct cqp_error *e);
+
 /* Short name of a code ("timeout", "peer closed", ...). */
 const char *cqp_errname(enum cqp_errcode code);
 

@@ -882,15 +882,15 @@ int cqp_oob_expect(struct cqp_oob *o, uint16_t type, void *buf, uint32_t cap,
 
 void cqp_oob_send_error(struct cqp_oob *o, const char *reason)
 {
-	enum cqp_errcode code = cqp_errcode();
-	char saved[512], text[512], buf[600];
+	struct cqp_error saved;
+	char text[512], buf[600];
 	struct cqp_kv_writer w;
 	int t = o->timeout_ms;
 
 	if (o->fd < 0)
 		return;
 	/* The caller is about to report its own failure: keep it intact. */
-	snprintf(saved, sizeof(saved), "%s", cqp_errmsg());
+	cqp_error_save(&saved);
 	/* A kv value cannot hold a newline. */
 	snprintf(text, sizeof(text), "%s", reason ? reason : "");
 	for (char *p = text; *p; p++)
@@ -902,10 +902,7 @@ void cqp_oob_send_error(struct cqp_oob *o, const char *reason)
 		(void)send_frame(o, CQP_MSG_ERROR, buf, (uint32_t)w.len,
 				 t > 0 && t < ERROR_SEND_MS ? t
 							    : ERROR_SEND_MS);
-	if (code == CQP_OK)
-		cqp_errclear();
-	else
-		(void)cqp_fail(code, "%s", saved);
+	(void)cqp_error_restore(&saved);
 }
 
 /* Re-fail a kv lookup error with what it was about. */

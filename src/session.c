@@ -71,18 +71,18 @@ static int reject(struct cqp_session *s)
 	char rec[700];
 	struct cqp_kv_writer w;
 	/* The reason is ours to keep: the send must not overwrite it. */
-	char why[512];
+	struct cqp_error why;
 	int rc;
 
-	snprintf(why, sizeof(why), "%s", cqp_errmsg());
+	cqp_error_save(&why);
 	/* Option errors quote the client's values: keep escapes and
 	 * newlines out of our log and of the reason we send. */
-	cqp_oob_sanitize(why);
+	cqp_oob_sanitize(why.msg);
 	cqp_kv_writer_init(&w, rec, sizeof(rec));
-	cqp_kv_add_str(&w, "reason", why);
+	cqp_kv_add_str(&w, "reason", why.msg);
 	cqp_oob_send(&s->oob, CQP_MSG_REJECT, w.buf, (uint32_t)w.len);
 	rc = cqp_fail(CQP_E_REJECTED, "rejected client %s: %s", s->oob.peer,
-		      why);
+		      why.msg);
 	cqp_oob_close(&s->oob);
 	return rc;
 }

@@ -25,8 +25,7 @@ struct worker {
 	struct cqp_row row;
 	struct cqp_cost cost;
 	int rc;
-	enum cqp_errcode code;
-	char err[512];
+	struct cqp_error err;
 	int32_t cpu;
 	pthread_t tid;
 	bool started;
@@ -63,8 +62,7 @@ static void *work(void *arg)
 					 &w->cost);
 	w->cpu = sched_getcpu();
 	if (w->rc < 0) {
-		w->code = cqp_errcode();
-		snprintf(w->err, sizeof(w->err), "%s", cqp_errmsg());
+		cqp_error_save(&w->err);
 		atomic_store(w->abort, 1);
 	}
 	atomic_store(&w->done, true);
@@ -104,16 +102,16 @@ static int first_failure(const struct worker *w, unsigned n)
 	for (unsigned t = 0; t < n; t++) {
 		if (w[t].rc >= 0)
 			continue;
-		if (!pick || (pick->code == CQP_E_INTERRUPTED &&
-			      w[t].code != CQP_E_INTERRUPTED))
+		if (!pick || (pick->err.code == CQP_E_INTERRUPTED &&
+			      w[t].err.code != CQP_E_INTERRUPTED))
 			pick = &w[t];
 	}
 	if (!pick)
 		return 0;
 	if (n > 1)
-		return cqp_fail(pick->code, "thread %u: %s",
-				(unsigned)(pick - w), pick->err);
-	return cqp_fail(pick->code, "%s", pick->err);
+		return cqp_fail(pick->err.code, "thread %u: %s",
+				(unsigned)(pick - w), pick->err.msg);
+	return cqp_error_restore(&pick->err);
 }
 
 int cqp_workers_step(const struct cqp_bench_ops *ops, struct cqp_run *run,

@@ -186,6 +186,26 @@ static void test_fail_wrap(void)
 	cqp_errclear();
 }
 
+/* A saved failure comes back whole (all 511 bytes) after another one. */
+static void test_error_save(void)
+{
+	struct cqp_error e, none;
+	char big[CQP_ERRMSG_MAX];
+
+	memset(big, 'b', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	cqp_fail(CQP_E_TIMEOUT, "%s", big);
+	cqp_error_save(&e);
+	cqp_fail(CQP_E_PROTO, "something else");
+	CHECK(cqp_error_restore(&e) == -CQP_E_TIMEOUT);
+	CHECK(cqp_errcode() == CQP_E_TIMEOUT);
+	CHECK(strcmp(cqp_errmsg(), big) == 0);
+	cqp_errclear();
+	cqp_error_save(&none);
+	cqp_fail(CQP_E_PROTO, "later");
+	CHECK(cqp_error_restore(&none) == 0 && cqp_errcode() == CQP_OK);
+}
+
 static void test_kv_writer(void)
 {
 	char buf[256], small[8], s[64];
@@ -1230,6 +1250,7 @@ static void test_session_accept(void)
 int main(void)
 {
 	test_fail_wrap();
+	test_error_save();
 	test_sanitize();
 	test_kv_writer();
 	test_kv_parse();
