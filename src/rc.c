@@ -7,11 +7,6 @@
 #include "error.h"
 #include "path.h"
 
-static uint32_t random_psn(void)
-{
-	return (uint32_t)random() & 0xffffff;
-}
-
 static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
 		      uint64_t buf_size)
 {
@@ -63,13 +58,7 @@ static int connect_qps(struct cqp_rc *rc, struct cqp_run *run)
 		ret = cqp_fail(CQP_E_NOMEM, "out of memory for endpoints");
 		goto out;
 	}
-	for (unsigned i = 0; i < rc->nqp; i++) {
-		local[i].qpn = rc->qps[i]->qp_num;
-		local[i].psn = random_psn();
-		local[i].lid = rc->dev.port_attr.lid;
-		local[i].gid = rc->dev.gid;
-		local[i].gid_index = (uint32_t)rc->dev.gid_index;
-	}
+	cqp_endpoints_local(local, rc->qps, rc->nqp, &rc->dev);
 	ret = cqp_session_exchange_endpoints(run->s, local, remote, rc->nqp);
 	for (unsigned i = 0; ret == 0 && i < rc->nqp; i++)
 		ret = cqp_rc_qp_connect(rc->qps[i], &rc->dev, &local[i],

@@ -22,11 +22,6 @@ struct cqp_ud_seq {
 	uint64_t next;
 };
 
-static uint32_t random_psn(void)
-{
-	return (uint32_t)random() & 0xffffff;
-}
-
 /* --size if it fits one packet, else the path MTU for --all. */
 static uint64_t payload_want(const struct cqp_params *p)
 {
@@ -442,17 +437,6 @@ static int join_group(struct cqp_ud *ud, const struct cqp_params *p)
 	return ip_join(ud);
 }
 
-static void local_endpoints(const struct cqp_ud *ud, struct cqp_endpoint *ep)
-{
-	for (unsigned i = 0; i < ud->nqp; i++) {
-		ep[i].qpn = ud->qps[i]->qp_num;
-		ep[i].psn = 0;
-		ep[i].lid = ud->dev.port_attr.lid;
-		ep[i].gid = ud->dev.gid;
-		ep[i].gid_index = (uint32_t)ud->dev.gid_index;
-	}
-}
-
 /* QP numbers and GIDs over the oob; one AH serves every QP, since all
  * the peer's QPs sit behind one port. */
 static int path_oob(struct cqp_ud *ud, struct cqp_run *run,
@@ -544,9 +528,9 @@ static int connect_path(struct cqp_ud *ud, struct cqp_run *run)
 		rc = cqp_fail(CQP_E_NOMEM, "out of memory for endpoints");
 		goto out;
 	}
-	local_endpoints(ud, local);
+	cqp_endpoints_local(local, ud->qps, ud->nqp, &ud->dev);
 	for (unsigned i = 0; i < ud->nqp; i++) {
-		rc = cqp_ud_qp_rts(ud->qps[i], random_psn());
+		rc = cqp_ud_qp_rts(ud->qps[i], local[i].psn);
 		if (rc < 0)
 			goto out;
 	}

@@ -423,6 +423,18 @@ void cqp_buf_free(struct cqp_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
+void cqp_endpoints_local(struct cqp_endpoint *ep, struct ibv_qp *const *qps,
+			 unsigned n, const struct cqp_dev *d)
+{
+	for (unsigned i = 0; i < n; i++) {
+		ep[i].qpn = qps[i]->qp_num;
+		ep[i].psn = (uint32_t)random() & 0xffffff;
+		ep[i].lid = d->port_attr.lid;
+		ep[i].gid = d->gid;
+		ep[i].gid_index = (uint32_t)d->gid_index;
+	}
+}
+
 void cqp_endpoints_encode(const struct cqp_endpoint *eps, unsigned n,
 			  struct cqp_kv_writer *w)
 {

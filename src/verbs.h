@@ -83,6 +83,10 @@ struct cqp_endpoint {
 	union ibv_gid gid;
 	uint32_t gid_index;
 };
+/* Our side of n QPs: each number, a random starting PSN (24 bits), the
+ * port's LID and the GID in use. */
+void cqp_endpoints_local(struct cqp_endpoint *ep, struct ibv_qp *const *qps,
+			 unsigned n, const struct cqp_dev *d);
 /* kv keys qpN_qpn, qpN_psn, qpN_lid, qpN_gid plus "count". */
 void cqp_endpoints_encode(const struct cqp_endpoint *eps, unsigned n,
 			  struct cqp_kv_writer *w);
