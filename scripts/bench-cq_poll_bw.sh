@@ -1,27 +1,27 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Side-by-side bandwidth of cq_poll_bw and perftest's ib_send_bw (poll mode,
-# and event mode against ib_send_bw -e) on soft-RoCE, with equivalent settings, in pairs of runs (one of each
-# tool, which goes first alternating from pair to pair) so that drift in
-# the (noisy, TCG-emulated) guest cancels.
+# Side-by-side bandwidth of cq_poll_bw and perftest's ib_send_bw (poll
+# mode, and event mode against ib_send_bw -e) on soft-RoCE, with
+# equivalent settings, in pairs of runs (one of each tool, which goes first
+# alternating from pair to pair) so that drift in the (noisy, TCG-emulated)
+# guest cancels.
 #
 # Usage: bench-cq_poll_bw.sh [--out DIR] [--timeout SEC] [--report TSV]...
 #
-# Sizes 64, 4096 and 65536 bytes in each mode, BENCH_PAIRS (default 7, at least 7, at
-# most 1000; BENCH_RUNS is its deprecated alias) pairs per size;
-# iterations per size from BENCH_ITERS_64, BENCH_ITERS_4096 and
-# BENCH_ITERS_65536. Prints every run's average bandwidth in MB/s (2^20
+# Sizes 64, 4096 and 65536 bytes in each mode, BENCH_PAIRS (default 7, at
+# least 7, at most 1000; BENCH_RUNS is its deprecated alias) pairs per
+# size; iterations per size from BENCH_ITERS_64, BENCH_ITERS_4096 and
+# BENCH_ITERS_65536.  Prints every run's average bandwidth in MB/s (2^20
 # bytes/s) pair by pair, the medians, the median of the paired ratios
 # ours/theirs with its 95 % confidence interval (paired bootstrap over the
 # pairs, fixed seed) and a verdict: ahead or behind when the interval
 # excludes 1 (higher is better), else parity; and the median of each
 # tool's rxe retransmissions a run (rxe's completer_retry_err around the
-# run; summary.json: ours_rxe_retries, theirs_rxe_retries). Writes
+# run; summary.json: ours_rxe_retries, theirs_rxe_retries).  Writes
 # summary.json and runs.tsv to DIR (default: build/bench-cq_poll_bw).
-# --report TSV: no
-# runs, the report of an earlier run's runs.tsv again (summary.json into
-# DIR, default TSV's folder). --timeout: the whole run's (default 1800 s
-# plus 30 s a run).
+# --report TSV: no runs, the report of an earlier run's runs.tsv again
+# (summary.json into DIR, default TSV's folder).  --timeout: the whole
+# run's (default 1800 s plus 30 s a run).
 # BENCH_MODES="poll" or "event" measures one mode only (default both).
 # Both tools run server on CPU 0 and client on CPU 1 (BENCH_NO_PIN=1: no).
 # Exit status: 0 whatever the verdict (this is a measurement), 1 when a run

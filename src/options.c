@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The one option table of every tool and its parser, validator, kv
- * encoding for the negotiation and --help.  Long (~1250 lines) because
- * the table itself is ~200 rows; the code around it is short. */
+ * encoding for the negotiation and --help.  Long because the table is:
+ * the code around it is short. */
 #include "options.h"
 
 #include <ctype.h>
