@@ -24,7 +24,7 @@
 struct pollfd;
 
 #include "cpuacct.h"
-#include "report.h"
+#include "record.h"
 #include "watchdog.h"
 
 struct cqp_comp_cfg {

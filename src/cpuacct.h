@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "report.h"
+#include "record.h"
 
 /* Busy time of other processes above this share of one core makes a
  * side's figures suspect. */

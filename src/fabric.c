@@ -479,3 +479,80 @@ uint32_t cqp_fabric_bisect(uint32_t hi, bool (*fits)(void *arg, uint32_t v),
 	}
 	return lo;
 }
+
+void cqp_endpoints_encode(const struct cqp_endpoint *eps, unsigned n,
+			  struct cqp_kv_writer *w)
+{
+	char key[32], gid[64];
+
+	cqp_kv_add_u64(w, "count", n);
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "qp%u_qpn", i);
+		cqp_kv_add_u64(w, key, eps[i].qpn);
+		snprintf(key, sizeof(key), "qp%u_psn", i);
+		cqp_kv_add_u64(w, key, eps[i].psn);
+		snprintf(key, sizeof(key), "qp%u_lid", i);
+		cqp_kv_add_u64(w, key, eps[i].lid);
+		snprintf(key, sizeof(key), "qp%u_gid_index", i);
+		cqp_kv_add_u64(w, key, eps[i].gid_index);
+		snprintf(key, sizeof(key), "qp%u_gid", i);
+		cqp_gid_str(&eps[i].gid, gid, sizeof(gid));
+		cqp_kv_add_str(w, key, gid);
+	}
+}
+
+static int get_u32(const char *text, size_t len, const char *key, uint32_t max,
+		   uint32_t *out)
+{
+	uint64_t v;
+	int rc = cqp_kv_get_u64(text, len, key, &v);
+
+	if (rc < 0)
+		return rc;
+	if (v > max)
+		return cqp_fail(CQP_E_PROTO,
+				"endpoint field %s=%" PRIu64 " is out of range",
+				key, v);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cqp_endpoints_decode(struct cqp_endpoint *eps, unsigned n, const char *text,
+			 size_t len)
+{
+	char key[32], gid[64];
+	uint32_t count = 0, lid = 0;
+	int rc;
+
+	rc = get_u32(text, len, "count", UINT32_MAX, &count);
+	if (rc < 0)
+		return rc;
+	if (count != n)
+		return cqp_fail(CQP_E_PROTO,
+				"peer has %u queue pairs, we have %u", count,
+				n);
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "qp%u_qpn", i);
+		if ((rc = get_u32(text, len, key, 0xffffff, &eps[i].qpn)) < 0)
+			return rc;
+		snprintf(key, sizeof(key), "qp%u_psn", i);
+		if ((rc = get_u32(text, len, key, 0xffffff, &eps[i].psn)) < 0)
+			return rc;
+		snprintf(key, sizeof(key), "qp%u_lid", i);
+		if ((rc = get_u32(text, len, key, 0xffff, &lid)) < 0)
+			return rc;
+		eps[i].lid = (uint16_t)lid;
+		snprintf(key, sizeof(key), "qp%u_gid_index", i);
+		if ((rc = get_u32(text, len, key, 255, &eps[i].gid_index)) < 0)
+			return rc;
+		snprintf(key, sizeof(key), "qp%u_gid", i);
+		rc = cqp_kv_get_str(text, len, key, gid, sizeof(gid));
+		if (rc < 0)
+			return rc;
+		if (inet_pton(AF_INET6, gid, eps[i].gid.raw) != 1)
+			return cqp_fail(CQP_E_PROTO,
+					"endpoint field %s='%s' is not a GID",
+					key, gid);
+	}
+	return 0;
+}

@@ -75,10 +75,25 @@ struct cqp_port_facts {
 	union ibv_gid gid;
 };
 
+struct cqp_kv_writer;
+
+/* One QP's side of the connection, as the oob carries it. */
+struct cqp_endpoint {
+	uint32_t qpn;
+	uint32_t psn;
+	uint16_t lid;
+	union ibv_gid gid;
+	uint32_t gid_index;
+};
+/* kv keys qpN_qpn, qpN_psn, qpN_lid, qpN_gid plus "count". */
+void cqp_endpoints_encode(const struct cqp_endpoint *eps, unsigned n,
+			  struct cqp_kv_writer *w);
+int cqp_endpoints_decode(struct cqp_endpoint *eps, unsigned n, const char *text,
+			 size_t len);
+
 /* kv keys mtu, link ("eth"/"ib"), lid, prefix, and gid and gid_given when
  * has_gid (optional): the record each side sends the other.  decode:
  * CQP_E_PROTO naming a missing or bad field. */
-struct cqp_kv_writer;
 void cqp_port_facts_encode(const struct cqp_port_facts *f,
 			   struct cqp_kv_writer *w);
 int cqp_port_facts_decode(struct cqp_port_facts *f, const char *text,

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "options.h"
-#include "report.h"
+#include "record.h"
 
 /* perftest's counterpart of tool ("ib_send_bw", "ib_send_lat -c UD"...);
  * NULL for none (cm_event_stress). */

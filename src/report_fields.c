@@ -250,25 +250,6 @@ uint64_t cqp_proj_uint(const struct cqp_projection *pr,
 				    : *(const uint64_t *)v;
 }
 
-/* ---- UD delivery ---- */
-
-double cqp_row_loss_pct(const struct cqp_row *row)
-{
-	double want;
-
-	if (!row->has_delivery || !row->sent)
-		return NAN;
-	want = (double)row->sent * (double)(row->fanout ? row->fanout : 1);
-	return 100.0 * (want - (double)row->received) / want;
-}
-
-double cqp_wire_eff_pct(uint64_t bytes, uint32_t overhead)
-{
-	if (!overhead)
-		return NAN;
-	return 100.0 * (double)bytes / ((double)bytes + overhead);
-}
-
 /* ---- the strategy map ---- */
 
 const char *cqp_chosen_mode(const struct cqp_choice *c)

@@ -9,7 +9,6 @@
 
 #include "error.h"
 #include "fabric.h"
-#include "verbs.h"
 #include "version.h"
 
 static int init(struct cqp_session *s, struct cqp_params *p, enum cqp_tool tool,

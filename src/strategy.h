@@ -5,7 +5,7 @@
 #ifndef CQP_STRATEGY_H
 #define CQP_STRATEGY_H
 
-#include "report.h"
+#include "record.h"
 
 /* Fills out from rows: one choice per (size, offered rate) measured in
  * two or more modes with the server's cost known.  A row qualifies when

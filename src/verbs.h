@@ -8,7 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "report.h"
+#include "fabric.h"
+#include "record.h"
 
 struct cqp_gid_cand;
 struct cqp_kv_writer;
@@ -76,23 +77,10 @@ int cqp_buf_alloc(struct cqp_buf *b, struct ibv_pd *pd, size_t len, int access);
 void cqp_buf_free(struct cqp_buf *b);
 
 /* What the peer needs to reach one of our QPs. */
-struct cqp_endpoint {
-	uint32_t qpn;
-	uint32_t psn;
-	uint16_t lid;
-	union ibv_gid gid;
-	uint32_t gid_index;
-};
 /* Our side of n QPs: each number, a random starting PSN (24 bits), the
  * port's LID and the GID in use. */
 void cqp_endpoints_local(struct cqp_endpoint *ep, struct ibv_qp *const *qps,
 			 unsigned n, const struct cqp_dev *d);
-/* kv keys qpN_qpn, qpN_psn, qpN_lid, qpN_gid plus "count". */
-void cqp_endpoints_encode(const struct cqp_endpoint *eps, unsigned n,
-			  struct cqp_kv_writer *w);
-int cqp_endpoints_decode(struct cqp_endpoint *eps, unsigned n, const char *text,
-			 size_t len);
-
 struct cqp_qp_req {
 	enum ibv_qp_type type;
 	struct ibv_cq *send_cq, *recv_cq;
