@@ -32,7 +32,7 @@ for f in "${files[@]}"; do
 	*.c | *.h) c+=("$f") ;;
 	*.sh | .ci/run) sh+=("$f") ;;
 	*.py) py+=("$f") ;;
-	*.* | */.* | .*) ;;
+	*.*) ;; # data, docs, configuration
 	*) # scripts without a suffix say what they are on their first line
 		first=
 		IFS= read -r first <"$f" 2>/dev/null

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "report.h"
+#include "report/report.h"
 
 /* The whole report as p->output renders it; malloc'd (the caller
  * frees), NULL when no memory stream could be opened. */

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "../src/arrival.h"
+#include "base/arrival.h"
 #include "check.h"
 
 static void fixed(void)

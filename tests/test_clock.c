@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "clock.h"
-#include "error.h"
+#include "base/clock.h"
+#include "base/error.h"
 
 static const char invariant[] =
     "processor\t: 0\nflags\t\t: fpu tsc constant_tsc nonstop_tsc rdtscp\n";

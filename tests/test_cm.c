@@ -5,12 +5,12 @@
  * render, and the event loop with both sides' handlers against a fake
  * RDMA CM. */
 #include "check.h"
-#include "cm_ctx.h"
-#include "cm_loop.h"
-#include "cm_storm.h"
-#include "error.h"
-#include "kv.h"
-#include "report.h"
+#include "tools/cm_event_stress/cm_ctx.h"
+#include "engine/cm_loop.h"
+#include "engine/cm_storm.h"
+#include "base/error.h"
+#include "base/kv.h"
+#include "report/report.h"
 #include "render.h"
 
 #include <errno.h>

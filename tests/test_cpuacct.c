@@ -9,8 +9,8 @@
 #include <time.h>
 
 #include "check.h"
-#include "clock.h"
-#include "cpuacct.h"
+#include "base/clock.h"
+#include "base/cpuacct.h"
 
 static void test_stat_parse(void)
 {

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 
 #include "check.h"
-#include "error.h"
-#include "fabric.h"
-#include "kv.h"
+#include "base/error.h"
+#include "base/fabric.h"
+#include "base/kv.h"
 
 #define V1 IBV_GID_TYPE_ROCE_V1
 #define V2 IBV_GID_TYPE_ROCE_V2

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "hwcount.h"
-#include "kv.h"
+#include "base/hwcount.h"
+#include "base/kv.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd) || exit 99
 lint=$top_srcdir/scripts/lint.sh
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-# shellcheck reads the .shellcheckrc of the file's own folder or above.
+# The .shellcheckrc of the file's own folder (or above) is the one read.
 cp "$top_srcdir/.shellcheckrc" "$tmp/"
 
 fail=0

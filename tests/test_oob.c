@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "error.h"
-#include "kv.h"
-#include "oob.h"
-#include "options.h"
-#include "session.h"
+#include "base/error.h"
+#include "base/kv.h"
+#include "oob/oob.h"
+#include "base/options.h"
+#include "oob/session.h"
 
 /* Check a failure: return value, recorded code and a message fragment. */
 #define CHECK_ERR(expr, code, frag)                                            \

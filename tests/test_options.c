@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "error.h"
-#include "kv.h"
-#include "options.h"
+#include "base/error.h"
+#include "base/kv.h"
+#include "base/options.h"
 
 #define TOOL CQP_TOOL_CQ_POLL_BW
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../src/progress.h"
+#include "base/progress.h"
 #include "check.h"
 
 #define MS 1000000ull

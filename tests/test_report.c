@@ -4,14 +4,14 @@
  * cq_event_lat's extras: idle CPU, spin share, -H histograms and the
  * load projection. */
 #include "check.h"
-#include "error.h"
-#include "json.h"
-#include "kv.h"
-#include "measure.h"
-#include "report.h"
-#include "results.h"
+#include "base/error.h"
+#include "base/json.h"
+#include "base/kv.h"
+#include "engine/measure.h"
+#include "report/report.h"
+#include "report/results.h"
 #include "render.h"
-#include "version.h"
+#include "base/version.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* stats: exact percentiles, the histogram's error bound, the bw meter. */
 #include "check.h"
-#include "stats.h"
+#include "base/stats.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
  * server's cost choose nothing. */
 #include <string.h>
 
-#include "../src/strategy.h"
+#include "base/strategy.h"
 #include "check.h"
 
 static void row(struct cqp_row *r, const char *mode, double rate, double p99,

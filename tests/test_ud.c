@@ -3,15 +3,15 @@
  * recovery, the delivery figures (loss, wire efficiency), their exchange
  * between the sides, how every format renders them, and the UD options'
  * bounds and conflicts. */
-#include "bw.h"
+#include "engine/bw.h"
 #include "check.h"
-#include "error.h"
-#include "kv.h"
-#include "options.h"
-#include "report.h"
-#include "results.h"
+#include "base/error.h"
+#include "base/kv.h"
+#include "base/options.h"
+#include "report/report.h"
+#include "report/results.h"
 #include "render.h"
-#include "ud.h"
+#include "engine/ud.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "error.h"
-#include "options.h"
-#include "verbs.h"
+#include "base/error.h"
+#include "base/options.h"
+#include "verbs/verbs.h"
 
 /* ---- the fake device ---- */
 

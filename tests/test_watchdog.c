@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "clock.h"
-#include "watchdog.h"
+#include "base/clock.h"
+#include "verbs/watchdog.h"
 
 static int pipefd[2];
 

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/kv.h"
-#include "../src/results.h"
-#include "../src/workers.h"
+#include "base/kv.h"
+#include "report/results.h"
+#include "engine/workers.h"
 #include "check.h"
 
 static void cost(struct cqp_cost *c, double cpu, double usr, uint64_t compl,

@@ -6,8 +6,8 @@
  * noise hides, unlike a latency that carries it. */
 #include <stdio.h>
 
-#include "clock.h"
-#include "error.h"
+#include "base/clock.h"
+#include "base/error.h"
 
 #define READS 100000
 

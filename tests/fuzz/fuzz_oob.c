@@ -6,9 +6,9 @@
  *
  *   clang -g -std=gnu11 -D_GNU_SOURCE -Isrc \
  *     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
- *     -o fuzz_oob tests/fuzz/fuzz_oob.c src/oob.c src/kv.c src/error.c \
- *     src/options.c src/textfile.c
- *   mkdir -p /tmp/fuzz-oob
+ *     -o fuzz_oob tests/fuzz/fuzz_oob.c src/oob/oob.c src/base/kv.c
+ * src/base/error.c \ src/base/options.c src/base/textfile.c mkdir -p
+ * /tmp/fuzz-oob
  *   ./fuzz_oob -max_total_time=60 /tmp/fuzz-oob tests/fuzz/corpus/oob
  *
  * (libFuzzer adds what it finds to the first directory: not the seeds.)
@@ -24,10 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "kv.h"
-#include "oob.h"
-#include "options.h"
+#include "base/error.h"
+#include "base/kv.h"
+#include "oob/oob.h"
+#include "base/options.h"
 
 #define MAX_PAIRS 64
 

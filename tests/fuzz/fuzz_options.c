@@ -4,9 +4,8 @@
  *
  *   clang -g -std=gnu11 -D_GNU_SOURCE -Isrc \
  *     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
- *     -o fuzz_options tests/fuzz/fuzz_options.c src/options.c src/kv.c \
- *     src/error.c
- *   mkdir -p /tmp/fuzz-options
+ *     -o fuzz_options tests/fuzz/fuzz_options.c src/base/options.c
+ * src/base/kv.c \ src/base/error.c mkdir -p /tmp/fuzz-options
  *   ./fuzz_options -max_total_time=60 /tmp/fuzz-options \
  *     tests/fuzz/corpus/options
  *
@@ -31,9 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "kv.h"
-#include "options.h"
+#include "base/error.h"
+#include "base/kv.h"
+#include "base/options.h"
 
 #define MAX_ARGS  64
 #define MAX_INPUT 4096

@@ -4,17 +4,17 @@
  * stay valid when the format changes.  Not built by `make`; by hand:
  *
  *   clang -std=gnu11 -D_GNU_SOURCE -Isrc -o gen_oob_corpus \
- *     tests/fuzz/gen_oob_corpus.c src/oob.c src/kv.c src/error.c \
- *     src/options.c src/textfile.c
+ *     tests/fuzz/gen_oob_corpus.c src/oob/oob.c src/base/kv.c src/base/error.c
+ * \ src/base/options.c src/base/textfile.c
  *   ./gen_oob_corpus tests/fuzz/corpus/oob
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv.h"
-#include "oob.h"
-#include "options.h"
+#include "base/kv.h"
+#include "oob/oob.h"
+#include "base/options.h"
 
 static const char *dir;
 

@@ -25,8 +25,8 @@ targets="oob options"
 # The sources each target links (as in its build-by-hand comment).
 sources() {
 	case $1 in
-	oob) echo "src/oob.c src/kv.c src/error.c src/options.c src/textfile.c" ;;
-	options) echo "src/options.c src/kv.c src/error.c" ;;
+	oob) echo "src/oob/oob.c src/base/kv.c src/base/error.c src/base/options.c src/base/textfile.c" ;;
+	options) echo "src/base/options.c src/base/kv.c src/base/error.c" ;;
 	esac
 }
 

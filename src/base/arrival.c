@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "base/arrival.h"
+
+#include <math.h>
+
+void cqp_arrivals_init(struct cqp_arrivals *a, uint32_t kind, uint32_t burst,
+		       uint64_t rate, uint64_t start_ns, uint64_t seed)
+{
+	*a = (struct cqp_arrivals){
+	    .kind = kind,
+	    .burst = burst ? burst : 1,
+	    .gap_ns = 1e9 / (double)rate,
+	    .start_ns = start_ns,
+	    .rng = seed ? seed : 0x9e3779b97f4a7c15ull,
+	    .last = start_ns,
+	};
+}
+
+/* Uniform in (0, 1]: never 0, so the log below is finite. */
+static double uniform(struct cqp_arrivals *a)
+{
+	uint64_t x = a->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	a->rng = x;
+	return ((double)((x * 0x2545f4914f6cdd1dull) >> 11) + 1.0) /
+	       9007199254740992.0;
+}
+
+/* Offsets from start, not sums of rounded gaps: no drift over a run. */
+static double offset_ns(struct cqp_arrivals *a)
+{
+	switch (a->kind) {
+	case CQP_ARRIVAL_POISSON:
+		if (a->n)
+			a->t_ns += -log(uniform(a)) * a->gap_ns;
+		return a->t_ns;
+	case CQP_ARRIVAL_BURST:
+		return (double)(a->n / a->burst) * a->burst * a->gap_ns;
+	default:
+		return (double)a->n * a->gap_ns;
+	}
+}
+
+uint64_t cqp_arrivals_next(struct cqp_arrivals *a)
+{
+	uint64_t t = a->start_ns + (uint64_t)llround(offset_ns(a));
+
+	if (t < a->last)
+		t = a->last;
+	if (a->n) {
+		double gap = (double)(t - a->last), d = gap - a->mean;
+
+		a->gaps++;
+		a->mean += d / (double)a->gaps;
+		a->m2 += d * (gap - a->mean);
+	}
+	a->n++;
+	a->last = t;
+	return t;
+}
+
+void cqp_arrivals_mark(struct cqp_arrivals *a)
+{
+	a->gaps = 0;
+	a->mean = a->m2 = 0;
+}
+
+double cqp_arrivals_cv(const struct cqp_arrivals *a)
+{
+	if (a->gaps < 2 || a->mean <= 0)
+		return NAN;
+	return sqrt(a->m2 / (double)a->gaps) / a->mean;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The driver every benchmark binary runs: parse options, then as client
+ * or server walk the session (negotiate, set up, one step per message
+ * size, exchange results, report) and turn failures into exit codes.  A
+ * binary's main supplies only what is unique to it, as cqp_bench_ops. */
+#ifndef CQP_BENCH_H
+#define CQP_BENCH_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "verbs/completion.h"
+#include "base/options.h"
+#include "base/progress.h"
+#include "report/report.h"
+#include "oob/session.h"
+
+/* Immediate data marking the phases of a step on the wire. */
+#define CQP_IMM_END	0xffffffffu /* the step's last message */
+#define CQP_IMM_MEASURE 0xfffffffeu /* the first measured message */
+
+#define CQP_RUN_FIGURES 64
+
+/* What the threads of a step share (--threads), zeroed by
+ * cqp_workers_step.  `abort`: a thread failed, the rest stop.  With
+ * --shared-channel a thread may reap another's messages, so the end and
+ * the measure mark are the step's: `ended` counts QPs whose last message
+ * was reaped (by any thread), `over` is set once all were (it wakes the
+ * rest), `measuring` at the first measure mark. */
+struct cqp_step_sync {
+	atomic_int abort;
+	atomic_uint ended;
+	atomic_int over, measuring;
+};
+
+struct cqp_run {
+	struct cqp_params *p;
+	struct cqp_session *s;
+	bool is_client;
+	volatile sig_atomic_t *stop; /* SIGINT/SIGTERM seen */
+	struct cqp_device_info dev;  /* filled by setup */
+	uint64_t max_size;	     /* largest message the setup allows */
+	struct cqp_comp *comp;	     /* set by setup: modes switch, idle */
+	unsigned ncomp;		     /* engines at comp: one per thread */
+	/* --threads: this thread's index (its engine is comp, its QPs the
+	 * t-th group). */
+	unsigned thread;
+	struct cqp_step_sync *sync; /* the step's, one for all its threads */
+	struct cqp_figure summary[CQP_RUN_FIGURES]; /* run-wide figures */
+	unsigned nsummary;
+	struct cqp_cost run_client, run_server; /* run_all tools' CPU */
+	FILE *samples; /* client: --samples, opened before connecting */
+	uint64_t rate; /* client: this step's open-loop rate; 0 closed */
+	uint32_t mode; /* this step's completion mode (the server's) */
+	/* client on a terminal: the progress line; NULL: none */
+	struct cqp_progress *progress;
+};
+
+struct cqp_bench_ops {
+	enum cqp_tool tool;
+	const char *title;
+	size_t ctx_size;       /* the binary's own state */
+	uint64_t max_all_size; /* --all stops here (or max_size) */
+	cqp_mem_need_fn mem_need;
+	int (*setup)(struct cqp_run *run, void *ctx);
+	/* One measured step.  Fills the row's figures and this side's
+	 * completion cost. */
+	int (*run_size)(struct cqp_run *run, void *ctx, uint64_t size,
+			struct cqp_row *row, struct cqp_cost *mine);
+	void (*teardown)(struct cqp_run *run, void *ctx);
+	/* Optional, instead of run_size: the whole run at once, for tools
+	 * whose rows are not steps (cm_event_stress: a row per side and
+	 * event type).  Fills at most cap rows and run->summary. */
+	int (*run_all)(struct cqp_run *run, void *ctx, struct cqp_row *rows,
+		       unsigned cap, unsigned *nrows);
+	/* run_size runs once per --threads thread, in parallel, each on its
+	 * own copy of run (thread, comp); rows and costs are merged. */
+	bool threaded;
+	/* Optional, with threaded: the step's row from its threads' (a
+	 * latency tool merges their samples; ctx holds them); the default
+	 * is cqp_workers_merge_row. */
+	int (*merge)(struct cqp_run *run, void *ctx, const struct cqp_row *rows,
+		     unsigned n, struct cqp_row *out);
+	/* Optional: add what the rows imply (e.g. a projection). */
+	void (*annotate)(const struct cqp_run *run, struct cqp_report *r);
+};
+
+/* The run's engines (cqp_comp_set_create): -q CQs of the parameters'
+ * depth per --threads thread, stopped by the run's signal flag and its
+ * step's abort, ended by its step's over. */
+int cqp_bench_comps(struct cqp_comp_set *set, struct ibv_context *ctx,
+		    struct cqp_run *run, bool receiver);
+
+/* The whole of main(): returns the process exit status. */
+int cqp_bench_main(const struct cqp_bench_ops *ops, int argc, char **argv);
+
+#endif

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "engine/bw.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arrival.h"
+#include "base/error.h"
+#include "engine/measure.h"
+#include "base/stats.h"
+
+#define WRID_QP_SHIFT	 48
+#define WRID_IDX_MASK	 ((1ull << WRID_QP_SHIFT) - 1)
+#define REAP_MAX	 64
+#define PEAK_INTERVAL_NS (50ull * 1000 * 1000)
+#define WARMUP_NS	 (1000ull * 1000 * 1000)
+
+/* Sender state of one QP. */
+struct txq {
+	uint64_t posted, acked;
+	/* Sends until the next signaled and solicited one: countdowns, not
+	 * two 64-bit divisions per work request. */
+	uint32_t sig_left, sol_left;
+	bool done_posting;
+};
+
+struct sender {
+	const struct cqp_bw_tx *tx;
+	uint32_t size;
+	uint64_t total;	 /* per QP; 0 = until the deadline */
+	uint64_t end_ns; /* -D: when posting stops */
+	unsigned sol_every;
+	bool mark;    /* tell the receiver the warm-up is over */
+	bool warming; /* -n: the warm-up phase, before the measured one */
+	struct txq *q;
+	/* --rate: sends go out when due, not when there is room. */
+	struct cqp_arrivals *sched;
+	unsigned first_qp; /* paced: where the next pass starts */
+	uint64_t due;	   /* the next send's due time */
+	uint64_t late;	   /* measured sends due while their queue was full */
+	bool late_marked;  /* the send due now is counted already */
+};
+
+static bool is_last(const struct sender *s, const struct txq *q, uint64_t now)
+{
+	if (s->total)
+		return q->posted + 1 == s->total;
+	return now >= s->end_ns;
+}
+
+/* Posts as many sends on QP i as the queue has room for, in chains of up
+ * to --post-list. */
+static int post_sends(struct sender *s, unsigned i, uint64_t now)
+{
+	const struct cqp_params *p = s->tx->p;
+	struct txq *q = &s->q[i];
+	struct ibv_send_wr wr[CQP_POST_LIST_MAX], *bad;
+	struct ibv_sge sge[CQP_POST_LIST_MAX];
+	unsigned chain = p->post_list; /* options.c bounds it */
+
+	while (!q->done_posting && q->posted - q->acked < p->tx_depth &&
+	       (!s->sched || s->due <= now)) {
+		unsigned n = 0;
+		uint64_t room = p->tx_depth - (q->posted - q->acked);
+
+		while (n < chain && n < room && !q->done_posting &&
+		       (!s->sched || s->due <= now)) {
+			struct ibv_send_wr *w = &wr[n];
+			uint64_t idx = q->posted;
+			bool last = is_last(s, q, now);
+
+			s->tx->prep(s->tx->arg, s->tx->first + i, idx, s->size,
+				    w, &sge[n]);
+			w->wr_id = ((uint64_t)i << WRID_QP_SHIFT) | idx;
+			w->next = NULL;
+			w->opcode = IBV_WR_SEND;
+			if (s->warming) {
+				/* The warm-up's last send on QP 0 tells the
+				 * receiver that measuring begins. */
+				if (last && i == 0) {
+					w->opcode = IBV_WR_SEND_WITH_IMM;
+					w->imm_data = CQP_IMM_MEASURE;
+				}
+			} else if (last || (s->mark && i == 0)) {
+				w->opcode = IBV_WR_SEND_WITH_IMM;
+				w->imm_data =
+				    last ? CQP_IMM_END : CQP_IMM_MEASURE;
+				s->mark = false;
+			}
+			if (--q->sig_left == 0 || last) {
+				w->send_flags |= IBV_SEND_SIGNALED;
+				q->sig_left = p->signal_every;
+			}
+			if (--q->sol_left == 0 || last) {
+				w->send_flags |= IBV_SEND_SOLICITED;
+				q->sol_left = s->sol_every;
+			}
+			if (n)
+				wr[n - 1].next = w;
+			q->posted++;
+			q->done_posting = last;
+			n++;
+			if (s->sched) {
+				s->due = cqp_arrivals_next(s->sched);
+				s->late_marked = false;
+			}
+		}
+		int err = ibv_post_send(s->tx->qps[i], wr, &bad);
+
+		if (err)
+			return cqp_fail(CQP_E_DEVICE,
+					"ibv_post_send on QP %u: %s",
+					s->tx->qps[i]->qp_num, strerror(err));
+	}
+	return 0;
+}
+
+/* Some QP has sends not yet acked. */
+static bool in_flight(const struct sender *s)
+{
+	for (unsigned i = 0; i < s->tx->nqp; i++)
+		if (s->q[i].posted != s->q[i].acked)
+			return true;
+	return false;
+}
+
+/* The queues at the start of a phase. */
+static void reset_queues(struct sender *s)
+{
+	const struct cqp_params *p = s->tx->p;
+
+	for (unsigned i = 0; i < s->tx->nqp; i++) {
+		memset(&s->q[i], 0, sizeof(s->q[i]));
+		s->q[i].sig_left = p->signal_every;
+		s->q[i].sol_left = s->sol_every;
+	}
+}
+
+/* Posts and reaps until every QP's last send of the phase is acked,
+ * metering into bw (NULL: the warm-up, not metered).  With --duration
+ * the first second is warm-up too, ended here. */
+static int pump(struct sender *s, struct cqp_bw_meter *bw, uint64_t warm_end,
+		uint64_t *now)
+{
+	const struct cqp_params *p = s->tx->p;
+	struct cqp_comp *comp = s->tx->comp;
+	struct ibv_wc wc[REAP_MAX];
+	bool measuring = !warm_end;
+	unsigned done = 0;
+	uint64_t heard = *now;
+	int ret;
+
+	while (done < s->tx->nqp) {
+		uint64_t msgs = 0;
+
+		/* Paced, a pass posts about one send: start each pass at
+		 * the next QP, so that the load is spread over them. */
+		for (unsigned k = 0, i = s->first_qp; k < s->tx->nqp; k++) {
+			if ((ret = post_sends(s, i, *now)) < 0)
+				return ret;
+			if (++i == s->tx->nqp)
+				i = 0;
+		}
+		if (s->sched && ++s->first_qp == s->tx->nqp)
+			s->first_qp = 0;
+		/* Still due after a whole pass: no QP had room for it. */
+		if (s->sched && s->due <= *now && done < s->tx->nqp &&
+		    !s->late_marked) {
+			s->late += !s->warming;
+			s->late_marked = true;
+		}
+		/* Paced: the next send may be due before any completion. */
+		ret = s->sched ? cqp_comp_poll(comp, wc, REAP_MAX)
+			       : cqp_comp_reap(comp, wc, REAP_MAX);
+		if (ret < 0)
+			return ret;
+		*now = cqp_now_ns();
+		/* A poll has no deadline of its own: nothing acked for
+		 * --timeout with sends in flight is a stalled peer. */
+		if (ret > 0 || !s->sched) {
+			heard = *now;
+		} else if (in_flight(s) &&
+			   *now - heard >
+			       (uint64_t)p->timeout_s * 1000000000ull) {
+			return cqp_fail(CQP_E_TIMEOUT,
+					"no send completed for %u s: the "
+					"peer is gone or stalled",
+					p->timeout_s);
+		}
+		for (int k = 0; k < ret; k++) {
+			unsigned qi = (unsigned)(wc[k].wr_id >> WRID_QP_SHIFT);
+			struct txq *q = &s->q[qi];
+			uint64_t upto = (wc[k].wr_id & WRID_IDX_MASK) + 1;
+
+			msgs += upto - q->acked;
+			q->acked = upto;
+			if (q->done_posting && q->acked == q->posted)
+				done++;
+		}
+		if (bw && !measuring && *now >= warm_end) {
+			/* Warm-up over: measure from here. */
+			measuring = true;
+			s->mark = true;
+			s->late = 0;
+			if (s->sched)
+				cqp_arrivals_mark(s->sched);
+			cqp_comp_begin(comp);
+			cqp_bw_start(bw, *now, PEAK_INTERVAL_NS);
+			continue;
+		}
+		if (bw)
+			cqp_bw_add(bw, *now, msgs * s->size, msgs);
+		/* A UD sender's completions keep coming for a dead peer. */
+		if ((ret = cqp_comp_check_peer(comp, *now)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
+uint32_t cqp_bw_sol_every(uint32_t rx_depth, uint32_t rq_senders)
+{
+	uint32_t n = rx_depth / 4 / (rq_senders ? rq_senders : 1);
+
+	return n ? n : 1;
+}
+
+int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
+		struct cqp_cost *mine, uint64_t *sent)
+{
+	const struct cqp_params *p = tx->p;
+	struct sender s = {.tx = tx, .size = (uint32_t)size};
+	struct cqp_bw_meter bw;
+	struct cqp_bw_result res;
+	struct cqp_arrivals sched;
+	uint64_t now, warm_end = 0;
+	uint64_t rate = tx->rate ? tx->rate : p->rate;
+	int ret = 0;
+
+	s.q = calloc(tx->nqp, sizeof(*s.q));
+	if (!s.q)
+		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	/* Receivers armed for solicited events must wake before their
+	 * receive queue runs dry, or sender and receiver wait on each
+	 * other. */
+	s.sol_every = cqp_bw_sol_every(p->rx_depth, tx->rq_senders);
+	reset_queues(&s);
+	now = cqp_now_ns();
+	*sent = 0;
+	if (rate) {
+		/* One schedule over every QP: R is the whole load. */
+		cqp_arrivals_init(&sched, p->arrival, p->burst, rate, now, now);
+		s.sched = &sched;
+		s.due = cqp_arrivals_next(&sched);
+	}
+	if (!p->duration_s && tx->warmup) {
+		/* -n: warm-up sends first, a phase of their own, so that
+		 * exactly --iters per QP are measured. */
+		s.total = tx->warmup;
+		s.warming = true;
+		if ((ret = pump(&s, NULL, 0, &now)) < 0)
+			goto out;
+		for (unsigned i = 0; i < tx->nqp; i++)
+			*sent += s.q[i].posted;
+		s.warming = false;
+		reset_queues(&s);
+	}
+	if (p->duration_s) {
+		warm_end = now + WARMUP_NS;
+		s.end_ns = warm_end + (uint64_t)p->duration_s * 1000000000ull;
+	} else {
+		s.total = p->iters;
+	}
+	cqp_comp_begin(tx->comp);
+	cqp_bw_start(&bw, now, PEAK_INTERVAL_NS);
+	if (s.sched) {
+		/* A fresh schedule from here: the warm-up's tail must not
+		 * leave sends overdue, which would go out in a burst. */
+		cqp_arrivals_init(&sched, p->arrival, p->burst, rate, now, now);
+		s.due = cqp_arrivals_next(&sched);
+	}
+	s.late = 0;
+	if ((ret = pump(&s, &bw, warm_end, &now)) < 0)
+		goto out;
+	cqp_comp_cost(tx->comp, mine);
+	cqp_bw_finish(&bw, &res);
+	cqp_bw_row(row, &res);
+	if (s.sched) {
+		row->open_loop = true;
+		row->offered_rate = (double)rate;
+		row->achieved_rate = res.msg_rate;
+		row->late_sends = s.late;
+		row->arrival_cv = cqp_arrivals_cv(s.sched);
+	}
+	for (unsigned i = 0; i < tx->nqp; i++)
+		*sent += s.q[i].posted;
+out:
+	free(s.q);
+	return ret;
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "engine/rc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/path.h"
+
+static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
+		      uint64_t buf_size)
+{
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		     IBV_ACCESS_REMOTE_READ;
+	unsigned total = p->qps * rc->comps.n;
+	int ret;
+
+	rc->qps = calloc(total, sizeof(*rc->qps));
+	rc->bufs = calloc(total, sizeof(*rc->bufs));
+	if (!rc->qps || !rc->bufs)
+		return cqp_fail(CQP_E_NOMEM, "out of memory for %u QPs", total);
+	for (unsigned i = 0; i < total; i++) {
+		struct cqp_comp *comp = &rc->comps.comp[i / p->qps];
+		struct cqp_qp_req req = {
+		    .type = IBV_QPT_RC,
+		    .send_cq = cqp_comp_cq(comp, i % p->qps),
+		    .recv_cq = cqp_comp_cq(comp, i % p->qps),
+		    .max_send_wr = p->tx_depth,
+		    .max_recv_wr = p->rx_depth,
+		    .inline_size = p->inline_size,
+		};
+		uint32_t granted;
+
+		ret = cqp_qp_create(&rc->dev, &req, &rc->qps[i], &granted);
+		if (ret < 0)
+			return ret;
+		rc->nqp++;
+		ret = cqp_qp_init(rc->qps[i], &rc->dev);
+		if (ret < 0)
+			return ret;
+		rc->inline_granted = i == 0 || granted < rc->inline_granted
+					 ? granted
+					 : rc->inline_granted;
+		ret = cqp_buf_alloc(&rc->bufs[i], rc->dev.pd, buf_size, access);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int connect_qps(struct cqp_rc *rc, struct cqp_run *run)
+{
+	struct cqp_endpoint *local = calloc(rc->nqp, sizeof(*local));
+	struct cqp_endpoint *remote = calloc(rc->nqp, sizeof(*remote));
+	int ret;
+
+	if (!local || !remote) {
+		ret = cqp_fail(CQP_E_NOMEM, "out of memory for endpoints");
+		goto out;
+	}
+	cqp_endpoints_local(local, rc->qps, rc->nqp, &rc->dev);
+	ret = cqp_session_exchange_endpoints(run->s, local, remote, rc->nqp);
+	for (unsigned i = 0; ret == 0 && i < rc->nqp; i++)
+		ret = cqp_rc_qp_connect(rc->qps[i], &rc->dev, &local[i],
+					&remote[i], rc->mtu);
+	/* Neither side may send before the other's QPs are ready. */
+	if (ret == 0)
+		ret = cqp_oob_barrier(&run->s->oob, "connected");
+out:
+	free(local);
+	free(remote);
+	return ret;
+}
+
+uint64_t cqp_rc_buf_size(const struct cqp_params *p)
+{
+	return p->all ? CQP_RC_ALL_MAX : p->size;
+}
+
+struct cqp_mem_need cqp_rc_mem_need(const struct cqp_params *p)
+{
+	uint64_t qps = (uint64_t)p->qps * p->nthreads;
+
+	/* A CQ per queue pair, shared by its sends and receives. */
+	return (struct cqp_mem_need){cqp_rc_buf_size(p) * qps,
+				     cqp_queue_mem(p, qps, qps, qps)};
+}
+
+int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
+{
+	const struct cqp_params *p = run->p;
+	uint64_t buf_size = cqp_rc_buf_size(p);
+	uint32_t mtu;
+	int ret;
+
+	memset(rc, 0, sizeof(*rc));
+	srandom((unsigned)cqp_now_ns());
+	ret = cqp_path_open(&rc->dev, run, true, &mtu);
+	if (ret < 0)
+		return ret;
+	rc->dev_open = true;
+	rc->mtu = cqp_mtu_enum(mtu);
+	run->max_size = rc->dev.port_attr.max_msg_sz < buf_size
+			    ? rc->dev.port_attr.max_msg_sz
+			    : buf_size;
+	ret = cqp_bench_comps(&rc->comps, rc->dev.ctx, run, receiver);
+	if (ret < 0)
+		return ret;
+	run->comp = rc->comps.comp;
+	run->ncomp = rc->comps.n;
+	ret = create_qps(rc, p, buf_size);
+	if (ret < 0)
+		return ret;
+	run->dev.has_inline = true;
+	run->dev.inline_size = rc->inline_granted;
+	for (unsigned i = 0; receiver && i < rc->nqp; i++) {
+		ret = cqp_rc_post_recvs(rc, i, p->rx_depth);
+		if (ret < 0)
+			return ret;
+	}
+	return connect_qps(rc, run);
+}
+
+void cqp_rc_teardown(struct cqp_rc *rc)
+{
+	for (unsigned i = 0; i < rc->nqp; i++)
+		ibv_destroy_qp(rc->qps[i]);
+	for (unsigned i = 0; rc->bufs && i < rc->nqp; i++)
+		cqp_buf_free(&rc->bufs[i]);
+	free(rc->qps);
+	free(rc->bufs);
+	cqp_comp_set_destroy(&rc->comps);
+	if (rc->dev_open)
+		cqp_dev_close(&rc->dev);
+	memset(rc, 0, sizeof(*rc));
+}
+
+int cqp_rc_post_recvs(struct cqp_rc *rc, unsigned qp, unsigned count)
+{
+	struct ibv_recv_wr wr[32], *bad;
+	struct ibv_sge sge = {
+	    .addr = (uintptr_t)rc->bufs[qp].addr,
+	    .length = (uint32_t)rc->bufs[qp].len,
+	    .lkey = rc->bufs[qp].mr->lkey,
+	};
+
+	/* Chains of up to 32: one call per chain, whatever the count. */
+	while (count) {
+		unsigned n = count < 32 ? count : 32;
+		int err;
+
+		for (unsigned i = 0; i < n; i++) {
+			wr[i].wr_id = qp;
+			wr[i].sg_list = &sge;
+			wr[i].num_sge = 1;
+			wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+		}
+		err = ibv_post_recv(rc->qps[qp], wr, &bad);
+		if (err)
+			return cqp_fail(CQP_E_DEVICE,
+					"ibv_post_recv on QP %u: %s",
+					rc->qps[qp]->qp_num, strerror(err));
+		count -= n;
+	}
+	return 0;
+}

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "oob/session.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "base/fabric.h"
+#include "base/version.h"
+
+static int init(struct cqp_session *s, struct cqp_params *p, enum cqp_tool tool,
+		bool is_client)
+{
+	memset(s, 0, sizeof(*s));
+	s->tool = tool;
+	s->p = p;
+	s->lfd = -1;
+	s->oob.fd = -1;
+	s->is_client = is_client;
+	s->buf = malloc(CQP_OOB_MAX_PAYLOAD + 1);
+	if (!s->buf)
+		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	return 0;
+}
+
+int cqp_session_connect(struct cqp_session *s, struct cqp_params *p,
+			enum cqp_tool tool)
+{
+	struct cqp_kv_writer w;
+	char rec[4096];
+	uint32_t len;
+	int rc;
+
+	rc = init(s, p, tool, true);
+	if (rc < 0)
+		return rc;
+	rc = cqp_oob_connect(p->host, (uint16_t)p->port,
+			     (int)p->timeout_s * 1000, &s->oob);
+	if (rc < 0)
+		return rc;
+	rc = cqp_oob_hello(&s->oob, cqp_tool_name(tool), CQP_VERSION);
+	if (rc < 0)
+		return rc;
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_params_encode(p, tool, &w);
+	if (w.overflow)
+		return cqp_fail(CQP_E_USAGE, "parameters do not fit a record");
+	rc = cqp_oob_send(&s->oob, CQP_MSG_PARAMS, w.buf, (uint32_t)w.len);
+	if (rc < 0)
+		return rc;
+	return cqp_oob_expect(&s->oob, CQP_MSG_ACCEPT, s->buf,
+			      CQP_OOB_MAX_PAYLOAD, &len);
+}
+
+int cqp_session_listen(struct cqp_session *s, struct cqp_params *p,
+		       enum cqp_tool tool)
+{
+	int rc = init(s, p, tool, false);
+
+	if (rc < 0)
+		return rc;
+	return cqp_oob_listen((uint16_t)p->port, &s->lfd);
+}
+
+static int reject(struct cqp_session *s)
+{
+	char rec[700];
+	struct cqp_kv_writer w;
+	/* The reason is ours to keep: the send must not overwrite it. */
+	struct cqp_error why;
+	int rc;
+
+	cqp_error_save(&why);
+	/* Option errors quote the client's values: keep escapes and
+	 * newlines out of our log and of the reason we send. */
+	cqp_oob_sanitize(why.msg);
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_kv_add_str(&w, "reason", why.msg);
+	cqp_oob_send(&s->oob, CQP_MSG_REJECT, w.buf, (uint32_t)w.len);
+	rc = cqp_fail(CQP_E_REJECTED, "rejected client %s: %s", s->oob.peer,
+		      why.msg);
+	cqp_oob_close(&s->oob);
+	return rc;
+}
+
+int cqp_session_accept(struct cqp_session *s, cqp_mem_need_fn mem_need)
+{
+	uint32_t len;
+	int rc;
+
+	rc = cqp_oob_accept(s->lfd, -1, &s->oob);
+	if (rc < 0)
+		return rc;
+	s->oob.timeout_ms = (int)s->p->timeout_s * 1000;
+	rc = cqp_oob_hello(&s->oob, cqp_tool_name(s->tool), CQP_VERSION);
+	if (rc < 0)
+		goto drop;
+	rc = cqp_oob_expect(&s->oob, CQP_MSG_PARAMS, s->buf,
+			    CQP_OOB_MAX_PAYLOAD, &len);
+	if (rc < 0)
+		goto drop;
+	rc = cqp_params_decode(s->p, s->tool, s->buf, len);
+	if (rc < 0)
+		return reject(s);
+	if (mem_need) {
+		struct cqp_mem_need m = mem_need(s->p);
+
+		if (m.buffers + m.queues > s->p->max_mem) {
+			cqp_fail(CQP_E_USAGE,
+				 "the test needs %" PRIu64 " bytes (%" PRIu64
+				 " of buffers, about %" PRIu64
+				 " of queues), above this server's --max-mem "
+				 "of %" PRIu64,
+				 m.buffers + m.queues, m.buffers, m.queues,
+				 s->p->max_mem);
+			return reject(s);
+		}
+	}
+	return cqp_oob_send(&s->oob, CQP_MSG_ACCEPT, "", 0);
+drop:
+	cqp_oob_close(&s->oob);
+	return rc;
+}
+
+int cqp_session_exchange(struct cqp_session *s, uint16_t type,
+			 const struct cqp_kv_writer *mine, const char **text,
+			 uint32_t *len)
+{
+	int rc;
+
+	if (mine->overflow)
+		return cqp_fail(CQP_E_PROTO, "record too large to send");
+	if (s->is_client) {
+		rc =
+		    cqp_oob_send(&s->oob, type, mine->buf, (uint32_t)mine->len);
+		if (rc < 0)
+			return rc;
+	}
+	rc = cqp_oob_expect(&s->oob, type, s->buf, CQP_OOB_MAX_PAYLOAD, len);
+	if (rc < 0)
+		return rc;
+	if (!s->is_client) {
+		rc =
+		    cqp_oob_send(&s->oob, type, mine->buf, (uint32_t)mine->len);
+		if (rc < 0)
+			return rc;
+	}
+	*text = s->buf;
+	return 0;
+}
+
+int cqp_session_step(struct cqp_session *s, uint64_t *size, uint32_t *mode,
+		     uint32_t *spin_us)
+{
+	uint64_t m, spin;
+	char rec[64];
+	struct cqp_kv_writer w;
+	uint16_t type;
+	uint32_t len;
+	int rc;
+
+	if (s->is_client) {
+		if (*size == 0)
+			return cqp_oob_send(&s->oob, CQP_MSG_BYE, "", 0);
+		cqp_kv_writer_init(&w, rec, sizeof(rec));
+		cqp_kv_add_u64(&w, "size", *size);
+		cqp_kv_add_u64(&w, "mode", *mode);
+		cqp_kv_add_u64(&w, "spin_us", *spin_us);
+		rc = cqp_oob_send(&s->oob, CQP_MSG_BARRIER, w.buf,
+				  (uint32_t)w.len);
+		if (rc < 0)
+			return rc;
+		return cqp_oob_expect(&s->oob, CQP_MSG_BARRIER, s->buf,
+				      CQP_OOB_MAX_PAYLOAD, &len);
+	}
+	rc = cqp_oob_recv(&s->oob, &type, s->buf, CQP_OOB_MAX_PAYLOAD, &len);
+	if (rc < 0)
+		return rc;
+	if (type == CQP_MSG_BYE) {
+		*size = 0;
+		return 0;
+	}
+	if (type == CQP_MSG_ERROR) {
+		char why[512] = "no reason given";
+
+		cqp_kv_get_str(s->buf, len, "reason", why, sizeof(why));
+		cqp_oob_sanitize(why);
+		return cqp_fail(CQP_E_PEER_FAILED, "peer %s failed: %s",
+				s->oob.peer, why);
+	}
+	if (type != CQP_MSG_BARRIER)
+		return cqp_fail(CQP_E_PROTO,
+				"expected the next size from peer %s, got "
+				"message type %u",
+				s->oob.peer, type);
+	rc = cqp_kv_get_u64(s->buf, len, "size", size);
+	if (rc == 0)
+		rc = cqp_kv_get_u64(s->buf, len, "mode", &m);
+	if (rc == 0)
+		rc = cqp_kv_get_u64(s->buf, len, "spin_us", &spin);
+	if (rc < 0)
+		return rc;
+	if (*size == 0 || *size > s->p->max_mem || m > CQP_CQ_HYBRID ||
+	    spin > 10000000)
+		return cqp_fail(CQP_E_PROTO,
+				"peer %s asked for size %" PRIu64
+				" in mode %" PRIu64 ", spin %" PRIu64 " us",
+				s->oob.peer, *size, m, spin);
+	*mode = (uint32_t)m;
+	*spin_us = (uint32_t)spin;
+	return cqp_oob_send(&s->oob, CQP_MSG_BARRIER, "", 0);
+}
+
+void cqp_session_abort(struct cqp_session *s)
+{
+	if (s->oob.fd >= 0)
+		cqp_oob_send_error(&s->oob, cqp_errmsg());
+}
+
+void cqp_session_end(struct cqp_session *s)
+{
+	cqp_oob_close(&s->oob);
+}
+
+void cqp_session_close(struct cqp_session *s)
+{
+	cqp_oob_close(&s->oob);
+	if (s->lfd >= 0)
+		close(s->lfd);
+	s->lfd = -1;
+	free(s->buf);
+	s->buf = NULL;
+}
+
+int cqp_session_exchange_endpoints(struct cqp_session *s,
+				   const struct cqp_endpoint *local,
+				   struct cqp_endpoint *remote, unsigned n)
+{
+	size_t cap = 160 * (size_t)n + 64;
+	char *rec = malloc(cap);
+	struct cqp_kv_writer w;
+	const char *text;
+	uint32_t len;
+	int rc;
+
+	if (!rec)
+		return cqp_fail(CQP_E_NOMEM, "out of memory for endpoints");
+	cqp_kv_writer_init(&w, rec, cap);
+	cqp_endpoints_encode(local, n, &w);
+	rc = cqp_session_exchange(s, CQP_MSG_ENDPOINT, &w, &text, &len);
+	if (rc == 0)
+		rc = cqp_endpoints_decode(remote, n, text, len);
+	free(rec);
+	return rc;
+}
+
+int cqp_session_exchange_port(struct cqp_session *s,
+			      const struct cqp_port_facts *mine,
+			      struct cqp_port_facts *theirs)
+{
+	char rec[160];
+	struct cqp_kv_writer w;
+	const char *text;
+	uint32_t len;
+	int rc;
+
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_port_facts_encode(mine, &w);
+	rc = cqp_session_exchange(s, CQP_MSG_PORT, &w, &text, &len);
+	return rc < 0 ? rc : cqp_port_facts_decode(theirs, text, len);
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The client/server choreography over the out-of-band channel, shared by
+ * every binary: connect and hello, parameter negotiation, per-size steps,
+ * symmetric exchanges (endpoints, results), and orderly or failed ends. */
+#ifndef CQP_SESSION_H
+#define CQP_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/kv.h"
+#include "oob/oob.h"
+#include "base/options.h"
+
+struct cqp_session {
+	enum cqp_tool tool;
+	struct cqp_params *p;
+	struct cqp_oob oob;
+	int lfd;
+	bool is_client;
+	char *buf; /* receive buffer, CQP_OOB_MAX_PAYLOAD + 1 bytes */
+};
+
+/* Memory a parameter set makes one side allocate, for --max-mem: the
+ * buffers it registers, and an estimate of the queues the driver
+ * allocates for it (cqp_queue_mem). */
+struct cqp_mem_need {
+	uint64_t buffers;
+	uint64_t queues;
+};
+typedef struct cqp_mem_need (*cqp_mem_need_fn)(const struct cqp_params *p);
+
+/* Client: connect (retrying until --timeout), hello, send the negotiated
+ * parameters and wait for the server's accept. */
+int cqp_session_connect(struct cqp_session *s, struct cqp_params *p,
+			enum cqp_tool tool);
+/* Server: listen on --port. */
+int cqp_session_listen(struct cqp_session *s, struct cqp_params *p,
+		       enum cqp_tool tool);
+/* Server: wait for the next client, hello, adopt and validate its
+ * parameters (same bounds as the command line, plus --max-mem), and
+ * answer accept or reject with the reason.  A rejected client is
+ * CQP_E_REJECTED; the listening socket stays usable. */
+int cqp_session_accept(struct cqp_session *s, cqp_mem_need_fn mem_need);
+
+/* Send ours, receive theirs (the client sends first so large records
+ * cannot deadlock).  *text points into s->buf until the next call. */
+int cqp_session_exchange(struct cqp_session *s, uint16_t type,
+			 const struct cqp_kv_writer *mine, const char **text,
+			 uint32_t *len);
+
+/* Our QP endpoints for theirs (n each side), by cqp_session_exchange. */
+struct cqp_endpoint;
+int cqp_session_exchange_endpoints(struct cqp_session *s,
+				   const struct cqp_endpoint *local,
+				   struct cqp_endpoint *remote, unsigned n);
+
+/* Our port facts for theirs, by cqp_session_exchange. */
+struct cqp_port_facts;
+int cqp_session_exchange_port(struct cqp_session *s,
+			      const struct cqp_port_facts *mine,
+			      struct cqp_port_facts *theirs);
+
+/* Per-step start: the client announces the next message size,
+ * completion mode and hybrid spin budget (size 0: the run is over, sent
+ * as BYE); the server learns them.  Both then pass a barrier. */
+int cqp_session_step(struct cqp_session *s, uint64_t *size, uint32_t *mode,
+		     uint32_t *spin_us);
+
+/* Tell the peer why we are giving up (best effort). */
+void cqp_session_abort(struct cqp_session *s);
+/* Close the client connection (the server keeps listening). */
+void cqp_session_end(struct cqp_session *s);
+void cqp_session_close(struct cqp_session *s);
+
+#endif

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* One result record (record.h), rendered as a human table, JSON or CSV.
+ *
+ * The JSON document follows the contract of cqperf(7) OUTPUT and
+ * doc/cqperf-1.schema.json (schema
+ * "cqperf/1"): tool, version, params (every effective option of the
+ * tool), device, results[] and, on failure, "error".  Human text goes to
+ * the given stream (stdout); errors are the caller's business (stderr).
+ */
+#ifndef CQP_REPORT_H
+#define CQP_REPORT_H
+
+#include <stdio.h>
+
+#include "base/record.h"
+
+#define CQP_SCHEMA "cqperf/1"
+
+/* Render the whole record in p->output format to out. */
+void cqp_report_print(const struct cqp_report *r, FILE *out);
+
+#endif

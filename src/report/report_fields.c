@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The field tables of report_fields.h and what is derived from them. */
+#include "report/report_fields.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- one description of the cost record, for JSON, CSV and kv ---- */
+
+const struct cost_field cqp_cost_fields[] = {
+#define REQ(key, type, member)                                                 \
+	{                                                                      \
+		key, type, offsetof(struct cqp_cost, member), false, 0         \
+	}
+#define OPT(key, type, member, flag)                                           \
+	{                                                                      \
+		key, type, offsetof(struct cqp_cost, member), true,            \
+		    offsetof(struct cqp_cost, flag)                            \
+	}
+    REQ("cpu_pct", FIELD_DOUBLE, cpu_pct),
+    REQ("seconds", FIELD_DOUBLE, seconds),
+    REQ("cpu_user_pct", FIELD_DOUBLE, cpu_user_pct),
+    REQ("cpu_sys_pct", FIELD_DOUBLE, cpu_sys_pct),
+    REQ("proc_cpu_pct", FIELD_DOUBLE, proc_cpu_pct),
+    OPT("sys_busy_pct", FIELD_DOUBLE, sys_busy_pct, has_sys),
+    OPT("sys_irq_pct", FIELD_DOUBLE, sys_irq_pct, has_sys),
+    OPT("sys_softirq_pct", FIELD_DOUBLE, sys_softirq_pct, has_sys),
+    OPT("sys_kthread_pct", FIELD_DOUBLE, sys_kthread_pct, has_sys),
+    OPT("others_busy_pct", FIELD_DOUBLE, others_busy_pct, has_sys),
+    OPT("noisy", FIELD_BOOL, noisy, has_sys),
+    OPT("sys_steal_pct", FIELD_DOUBLE, sys_steal_pct, has_sys),
+    OPT("cpu_irq_pct", FIELD_DOUBLE, cpu_irq_pct, has_cpu),
+    OPT("cpu_softirq_pct", FIELD_DOUBLE, cpu_softirq_pct, has_cpu),
+    REQ("completions", FIELD_U64, completions),
+    REQ("polls", FIELD_U64, polls),
+    REQ("empty_polls", FIELD_U64, empty_polls),
+    REQ("wakeups", FIELD_U64, wakeups),
+    REQ("events_acked", FIELD_U64, events_acked),
+    REQ("spin_completions", FIELD_U64, spin_completions),
+    REQ("sleep_completions", FIELD_U64, sleep_completions),
+    OPT("idle_cpu_pct", FIELD_DOUBLE, idle_cpu_pct, has_idle),
+    OPT("idle_cpu_user_pct", FIELD_DOUBLE, idle_cpu_user_pct, has_idle),
+    OPT("idle_cpu_sys_pct", FIELD_DOUBLE, idle_cpu_sys_pct, has_idle),
+    OPT("rx_mem_bytes", FIELD_U64, rx_mem_bytes, has_rx_mem),
+    REQ("channels", FIELD_U64, channels),
+    OPT("foreign_completions", FIELD_U64, foreign_completions, has_shared),
+    OPT("lock_waits", FIELD_U64, lock_waits, has_shared),
+    OPT("lock_wait_us", FIELD_DOUBLE, lock_wait_us, has_shared),
+#undef REQ
+#undef OPT
+};
+const size_t cqp_n_cost_fields =
+    sizeof(cqp_cost_fields) / sizeof(cqp_cost_fields[0]);
+_Static_assert(sizeof(cqp_cost_fields) / sizeof(cqp_cost_fields[0]) <=
+		   CQP_MAX_COST_FIELDS,
+	       "struct shape's flags need CQP_MAX_COST_FIELDS raised");
+
+double cqp_field_double(const struct cqp_cost *c, const struct cost_field *f)
+{
+	return *(const double *)((const char *)c + f->offset);
+}
+
+uint64_t cqp_field_u64(const struct cqp_cost *c, const struct cost_field *f)
+{
+	const char *v = (const char *)c + f->offset;
+
+	return f->type == FIELD_BOOL ? *(const bool *)v : *(const uint64_t *)v;
+}
+
+bool cqp_field_present(const struct cqp_cost *c, const struct cost_field *f)
+{
+	return !f->optional || *(const bool *)((const char *)c + f->present);
+}
+
+/* Derived figures: NaN when undefined, which JSON renders as null and
+ * the other formats as "-" or an empty cell. */
+double cqp_compl_per_wakeup(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	(void)row;
+	return c->wakeups ? (double)c->completions / (double)c->wakeups : NAN;
+}
+
+/* Per message (bandwidth) or exchange (latency) of the row. */
+double cqp_wakeups_per_msg(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	return row && row->iterations
+		   ? (double)c->wakeups / (double)row->iterations
+		   : NAN;
+}
+
+double cqp_wakeups_per_s(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	(void)row;
+	return c->seconds > 0 ? (double)c->wakeups / c->seconds : NAN;
+}
+
+/* Hybrid: the share of completions caught while spinning rather than
+ * after sleeping. */
+double cqp_spin_pct(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	uint64_t all = c->spin_completions + c->sleep_completions;
+
+	(void)row;
+	return all ? 100.0 * (double)c->spin_completions / (double)all : NAN;
+}
+
+/* Nanoseconds of share_pct (of one core, over the side's window) per
+ * message or exchange of the row. */
+static double cqp_ns_per_msg(const struct cqp_cost *c,
+			     const struct cqp_row *row, double share_pct)
+{
+	if (!row || !row->iterations)
+		return NAN;
+	return share_pct / 100.0 * c->seconds * 1e9 / (double)row->iterations;
+}
+
+static double cqp_cpu_ns_per_msg(const struct cqp_cost *c,
+				 const struct cqp_row *row)
+{
+	return cqp_ns_per_msg(c, row, c->cpu_pct);
+}
+
+/* Softirq of the whole machine: on rxe the data path itself. */
+double cqp_softirq_ns_per_msg(const struct cqp_cost *c,
+			      const struct cqp_row *row)
+{
+	return c->has_sys ? cqp_ns_per_msg(c, row, c->sys_softirq_pct) : NAN;
+}
+
+/* All the kernel's work outside processes: irq, softirq and kernel
+ * threads (ksoftirqd's ticks in softirq may count in two of them). */
+double cqp_kernel_ns_per_msg(const struct cqp_cost *c,
+			     const struct cqp_row *row)
+{
+	return c->has_sys ? cqp_ns_per_msg(c, row,
+					   c->sys_irq_pct + c->sys_softirq_pct +
+					       c->sys_kthread_pct)
+			  : NAN;
+}
+
+/* The derived figures, in JSON and CSV (never sent: the receiver
+ * computes them from the raw ones). */
+const struct derived_field cqp_derived_fields[] = {
+    {"compl_per_wakeup", cqp_compl_per_wakeup},
+    {"wakeups_per_s", cqp_wakeups_per_s},
+    {"wakeups_per_msg", cqp_wakeups_per_msg},
+    {"spin_pct", cqp_spin_pct},
+    {"cpu_ns_per_msg", cqp_cpu_ns_per_msg},
+    {"softirq_ns_per_msg", cqp_softirq_ns_per_msg},
+    {"kernel_ns_per_msg", cqp_kernel_ns_per_msg},
+};
+const size_t cqp_n_derived_fields =
+    sizeof(cqp_derived_fields) / sizeof(cqp_derived_fields[0]);
+
+/* ---- the load projection as named fields ---- */
+
+enum proj_need { NEED_RATE = 1u << 0, NEED_COST = 1u << 1 };
+
+const struct proj_field cqp_proj_fields[] = {
+    {"rate_bps", FIELD_U64, offsetof(struct cqp_projection, rate_bps),
+     NEED_RATE},
+    {"bytes", FIELD_U64, offsetof(struct cqp_projection, bytes), NEED_RATE},
+    {"batch", FIELD_U32, offsetof(struct cqp_projection, batch), NEED_RATE},
+    {"compl_per_s", FIELD_DOUBLE, offsetof(struct cqp_projection, compl_per_s),
+     NEED_RATE},
+    {"wakeups_per_s", FIELD_DOUBLE,
+     offsetof(struct cqp_projection, wakeups_per_s), NEED_RATE},
+    {"wakeup_cost_us", FIELD_DOUBLE,
+     offsetof(struct cqp_projection, wakeup_cost_us), NEED_COST},
+    {"core_pct", FIELD_DOUBLE, offsetof(struct cqp_projection, core_pct),
+     NEED_RATE | NEED_COST},
+};
+const size_t cqp_n_proj_fields =
+    sizeof(cqp_proj_fields) / sizeof(cqp_proj_fields[0]);
+
+/* A projection may hold only the wakeup cost (no --project), or only
+ * the rates (no event-mode row to cost a wakeup). */
+bool cqp_proj_known(const struct cqp_projection *pr, const struct proj_field *f)
+{
+	unsigned have =
+	    (pr->rate_bps ? NEED_RATE : 0u) | (pr->have_cost ? NEED_COST : 0u);
+
+	return (f->need & have) == f->need;
+}
+
+/* ---- the latency summary as named fields ---- */
+
+const struct lat_field cqp_lat_fields[N_LAT_FIELDS] = {
+    {"min", offsetof(struct cqp_summary, min)},
+    {"p50", offsetof(struct cqp_summary, p50)},
+    {"avg", offsetof(struct cqp_summary, avg)},
+    {"stdev", offsetof(struct cqp_summary, stdev)},
+    {"p99", offsetof(struct cqp_summary, p99)},
+    {"p99_9", offsetof(struct cqp_summary, p99_9)},
+    {"p99_99", offsetof(struct cqp_summary, p99_99)},
+    {"max", offsetof(struct cqp_summary, max)},
+};
+
+double cqp_lat_value(const struct cqp_summary *s, const struct lat_field *f)
+{
+	return *(const double *)((const char *)s + f->offset);
+}
+
+struct shape cqp_report_shape(const struct cqp_report *r)
+{
+	struct shape s = {0};
+	unsigned i;
+
+	for (i = 0; i < r->nrows; i++) {
+		const struct cqp_row *row = &r->rows[i];
+
+		for (size_t k = 0; k < N_COST_FIELDS; k++)
+			s.field[k] |=
+			    (row->client.valid &&
+			     cqp_field_present(&row->client,
+					       &cqp_cost_fields[k])) ||
+			    (row->server.valid &&
+			     cqp_field_present(&row->server,
+					       &cqp_cost_fields[k]));
+
+		s.label |= row->label[0] != '\0';
+		s.bw |= row->has_bw;
+		s.lat |= row->has_lat;
+		s.client |= row->client.valid;
+		s.server |= row->server.valid;
+		s.idle |= (row->client.valid && row->client.has_idle) ||
+			  (row->server.valid && row->server.has_idle);
+		s.rx_mem |= (row->client.valid && row->client.has_rx_mem) ||
+			    (row->server.valid && row->server.has_rx_mem);
+		s.delivery |= row->has_delivery;
+		s.lost |= row->has_lost;
+		s.open |= row->open_loop;
+		s.event |= row->side[0] != '\0';
+	}
+	return s;
+}
+
+double cqp_proj_double(const struct cqp_projection *pr,
+		       const struct proj_field *f)
+{
+	return *(const double *)((const char *)pr + f->offset);
+}
+
+uint64_t cqp_proj_uint(const struct cqp_projection *pr,
+		       const struct proj_field *f)
+{
+	const char *v = (const char *)pr + f->offset;
+
+	return f->type == FIELD_U32 ? *(const uint32_t *)v
+				    : *(const uint64_t *)v;
+}
+
+/* ---- the strategy map ---- */
+
+const char *cqp_chosen_mode(const struct cqp_choice *c)
+{
+	return c->mode[c->chosen].mode;
+}
+
+/* Where the choice changes from the previous rate of the same size. */
+bool cqp_crossover(const struct cqp_strategy *st, unsigned i)
+{
+	return i > 0 && st->c[i - 1].bytes == st->c[i].bytes &&
+	       strcmp(cqp_chosen_mode(&st->c[i - 1]),
+		      cqp_chosen_mode(&st->c[i])) != 0;
+}
+
+/* ---- a row's own figures ---- */
+
+static double loss_pct(const struct cqp_report *r, const struct cqp_row *row)
+{
+	(void)r;
+	return cqp_row_loss_pct(row);
+}
+
+static double wire_eff_pct(const struct cqp_report *r,
+			   const struct cqp_row *row)
+{
+	return row->has_bw ? cqp_wire_eff_pct(row->bytes, r->dev.wire_overhead)
+			   : NAN;
+}
+
+static bool fanned_out(const struct cqp_row *row)
+{
+	return row->fanout > 1;
+}
+
+static bool has_bw(const struct cqp_row *row)
+{
+	return row->has_bw;
+}
+
+#define ROW(key, type, group, member)                                          \
+	{                                                                      \
+		key, type, group, offsetof(struct cqp_row, member), NULL,      \
+		    NULL, true                                                 \
+	}
+const struct row_field cqp_row_fields[] = {
+    ROW("side", FIELD_TEXT, RG_EVENT, side),
+    ROW("event", FIELD_TEXT, RG_EVENT, label),
+    ROW("count", FIELD_U64, RG_EVENT, count),
+    ROW("rate_per_s", FIELD_DOUBLE, RG_EVENT, rate_per_s),
+    ROW("label", FIELD_TEXT, RG_LABEL, label),
+    ROW("bytes", FIELD_U64, RG_SIZE, bytes),
+    ROW("iterations", FIELD_U64, RG_SIZE, iterations),
+    ROW("bw_peak_gbps", FIELD_DOUBLE, RG_BW, bw_peak_gbps),
+    ROW("bw_avg_gbps", FIELD_DOUBLE, RG_BW, bw_avg_gbps),
+    ROW("msg_rate_mpps", FIELD_DOUBLE, RG_BW, msg_rate_mpps),
+    ROW("sent", FIELD_U64, RG_DELIVERY, sent),
+    ROW("received", FIELD_U64, RG_DELIVERY, received),
+    {"loss_pct", FIELD_DOUBLE, RG_DELIVERY, 0, loss_pct, NULL, true},
+    ROW("rx_dry", FIELD_U64, RG_DELIVERY, rx_dry),
+    /* One copy per message is the rule: said only when it is not. */
+    {"fanout", FIELD_U64, RG_DELIVERY, offsetof(struct cqp_row, fanout), NULL,
+     fanned_out, false},
+    {"wire_eff_pct", FIELD_DOUBLE, RG_DELIVERY, 0, wire_eff_pct, has_bw, true},
+    ROW("lost_exchanges", FIELD_U64, RG_LOST, lost),
+    ROW("lat_us", FIELD_LAT, RG_LAT, lat_us),
+    ROW("offered_rate", FIELD_DOUBLE, RG_OPEN, offered_rate),
+    ROW("achieved_rate", FIELD_DOUBLE, RG_OPEN, achieved_rate),
+    ROW("late_sends", FIELD_U64, RG_OPEN, late_sends),
+    ROW("arrival_cv", FIELD_DOUBLE, RG_OPEN, arrival_cv),
+    ROW("service_lat_us", FIELD_LAT, RG_OPEN_LAT, service_lat_us),
+};
+#undef ROW
+const size_t cqp_n_row_fields =
+    sizeof(cqp_row_fields) / sizeof(cqp_row_fields[0]);
+
+bool cqp_row_has(const struct cqp_row *row, enum row_group g)
+{
+	switch (g) {
+	case RG_EVENT:
+		return row->side[0] != '\0';
+	case RG_LABEL:
+		return !row->side[0] && row->label[0];
+	case RG_SIZE:
+		return !row->side[0];
+	case RG_BW:
+		return row->has_bw;
+	case RG_DELIVERY:
+		return row->has_delivery;
+	case RG_LOST:
+		return row->has_lost;
+	case RG_LAT:
+		return row->has_lat;
+	case RG_OPEN:
+		return row->open_loop;
+	case RG_OPEN_LAT:
+		return row->open_loop && row->has_lat;
+	}
+	return false;
+}
+
+bool cqp_shape_has(const struct shape *s, enum row_group g)
+{
+	switch (g) {
+	case RG_EVENT:
+		return s->event;
+	case RG_LABEL:
+		return !s->event && s->label;
+	case RG_SIZE:
+		return !s->event;
+	case RG_BW:
+		return s->bw;
+	case RG_DELIVERY:
+		return s->delivery;
+	case RG_LOST:
+		return s->lost;
+	case RG_LAT:
+		return s->lat;
+	case RG_OPEN:
+		return s->open;
+	case RG_OPEN_LAT:
+		return s->open && s->lat;
+	}
+	return false;
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* What the report modules share (private to report*.c and results.c):
+ * one description of each record as a table of named fields, so that
+ * the human table (report_human.c), JSON (report_json.c), CSV
+ * (report_csv.c) and the kv codec of results (results.c) list the same
+ * fields, and a new figure is one row here; plus what the rows of a
+ * report hold (struct shape) and the strategy map's helpers. */
+#ifndef CQP_REPORT_FIELDS_H
+#define CQP_REPORT_FIELDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report/report.h"
+
+enum field_type {
+	FIELD_DOUBLE,
+	FIELD_U64,
+	FIELD_U32,
+	FIELD_BOOL,
+	FIELD_TEXT, /* a char array in the record */
+	FIELD_LAT,  /* a struct cqp_summary: eight figures */
+};
+
+/* ---- the cost record (struct cqp_cost) ---- */
+
+struct cost_field {
+	const char *key;
+	enum field_type type;
+	size_t offset;
+	/* An optional figure exists only when the bool at `present` is
+	 * set: older peers and runs that skip it send no key at all. */
+	bool optional;
+	size_t present;
+};
+extern const struct cost_field cqp_cost_fields[];
+extern const size_t cqp_n_cost_fields;
+#define N_COST_FIELDS cqp_n_cost_fields
+/* struct shape's room: at least the table's length (checked). */
+#define CQP_MAX_COST_FIELDS 48
+
+double cqp_field_double(const struct cqp_cost *c, const struct cost_field *f);
+uint64_t cqp_field_u64(const struct cqp_cost *c, const struct cost_field *f);
+bool cqp_field_present(const struct cqp_cost *c, const struct cost_field *f);
+
+/* Figures derived from a side's counters and its row (NaN: unknown),
+ * in JSON and CSV; never sent: the receiver computes them. */
+struct derived_field {
+	const char *key;
+	double (*value)(const struct cqp_cost *c, const struct cqp_row *row);
+};
+extern const struct derived_field cqp_derived_fields[];
+extern const size_t cqp_n_derived_fields;
+#define N_DERIVED_FIELDS cqp_n_derived_fields
+double cqp_compl_per_wakeup(const struct cqp_cost *c,
+			    const struct cqp_row *row);
+double cqp_wakeups_per_msg(const struct cqp_cost *c, const struct cqp_row *row);
+double cqp_wakeups_per_s(const struct cqp_cost *c, const struct cqp_row *row);
+double cqp_spin_pct(const struct cqp_cost *c, const struct cqp_row *row);
+double cqp_softirq_ns_per_msg(const struct cqp_cost *c,
+			      const struct cqp_row *row);
+double cqp_kernel_ns_per_msg(const struct cqp_cost *c,
+			     const struct cqp_row *row);
+
+/* ---- the load projection (struct cqp_projection) ---- */
+
+struct proj_field {
+	const char *key;
+	enum field_type type;
+	size_t offset;
+	unsigned need; /* what it cannot be known without */
+};
+extern const struct proj_field cqp_proj_fields[];
+extern const size_t cqp_n_proj_fields;
+#define N_PROJ_FIELDS cqp_n_proj_fields
+bool cqp_proj_known(const struct cqp_projection *pr,
+		    const struct proj_field *f);
+double cqp_proj_double(const struct cqp_projection *pr,
+		       const struct proj_field *f);
+uint64_t cqp_proj_uint(const struct cqp_projection *pr,
+		       const struct proj_field *f);
+
+/* ---- the latency summary (struct cqp_summary) ---- */
+
+struct lat_field {
+	const char *key;
+	size_t offset;
+};
+#define N_LAT_FIELDS 8
+extern const struct lat_field cqp_lat_fields[N_LAT_FIELDS];
+double cqp_lat_value(const struct cqp_summary *s, const struct lat_field *f);
+
+/* ---- a row's own figures (struct cqp_row), for JSON and CSV ---- */
+
+/* When a row has a figure: each group is one of the row's kinds or
+ * flags (a size row or a CM event row, has_bw, has_delivery, ...). */
+enum row_group {
+	RG_EVENT,    /* cm_event_stress: a side and event type */
+	RG_LABEL,    /* a size row with a label (--compare-modes) */
+	RG_SIZE,     /* every other tool's rows */
+	RG_BW,	     /* has_bw */
+	RG_DELIVERY, /* has_delivery (UD bandwidth) */
+	RG_LOST,     /* has_lost (UD ping-pong) */
+	RG_LAT,	     /* has_lat */
+	RG_OPEN,     /* open_loop (--rate) */
+	RG_OPEN_LAT, /* open_loop and has_lat */
+};
+
+/* One key of a row, in the order JSON and CSV list them: at offset, or
+ * derived by value(); json_if, when set, must hold for JSON to write it
+ * (fanout only past 1); csv: whether CSV has the column. */
+struct row_field {
+	const char *key;
+	enum field_type type;
+	enum row_group group;
+	size_t offset;
+	double (*value)(const struct cqp_report *r, const struct cqp_row *row);
+	bool (*json_if)(const struct cqp_row *row);
+	bool csv;
+};
+extern const struct row_field cqp_row_fields[];
+extern const size_t cqp_n_row_fields;
+/* Whether this row has the group's figures; whether some row does. */
+bool cqp_row_has(const struct cqp_row *row, enum row_group g);
+
+/* ---- what the rows hold, so that every format shows the same columns */
+
+struct shape {
+	bool label, bw, lat, client, server;
+	bool idle;     /* some side of some row measured idle CPU */
+	bool rx_mem;   /* some side of some row reported receive memory */
+	bool delivery; /* UD: sent against received */
+	bool lost;     /* ud_send_lat: lost exchanges */
+	bool open;     /* open loop (--rate): rates, late sends, service */
+	bool event;    /* cm_event_stress: rows are event types */
+	/* some side of some row has cqp_cost_fields[i] */
+	bool field[CQP_MAX_COST_FIELDS];
+};
+struct shape cqp_report_shape(const struct cqp_report *r);
+bool cqp_shape_has(const struct shape *s, enum row_group g);
+
+/* ---- the strategy map ---- */
+
+const char *cqp_chosen_mode(const struct cqp_choice *c);
+/* Where the choice changes from the previous rate of the same size. */
+bool cqp_crossover(const struct cqp_strategy *st, unsigned i);
+
+/* ---- the renderers, which cqp_report_print picks by --output ---- */
+
+void cqp_report_human(const struct cqp_report *r, FILE *out);
+void cqp_report_json(const struct cqp_report *r, FILE *out);
+void cqp_report_csv(const struct cqp_report *r, FILE *out);
+
+#endif

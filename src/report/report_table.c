@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The human report's row table.  Each column is one entry of a table
+ * below (header, which rows have it, where it goes, its cell), as wide
+ * as its widest cell over all rows.  By default a row is one line of its
+ * speed figures, perftest's columns first; under it, indented, the
+ * figures that do not fit there (open loop, some tails) and a line per
+ * side of its cost.  --wide puts all of it on one line, as the report
+ * did before it fit CQP_HUMAN_COLS. */
+#include "report/report_text.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BIT(g) (1u << (g))
+#define ALWAYS (~0u) /* under the row whatever the table holds */
+
+/* ---- a row's own figures ---- */
+
+typedef void row_cell_fn(const struct cqp_report *r, const struct cqp_row *row,
+			 int arg, char *v, size_t cap);
+
+struct row_col {
+	const char *head, *head_gbits;
+	enum row_group need; /* shown when some row has it; "-" in others */
+	unsigned under;	     /* row_group bits: with one, under the row */
+	row_cell_fn *cell;
+	int arg;
+};
+
+static void c_side(const struct cqp_report *r, const struct cqp_row *row,
+		   int arg, char *v, size_t cap)
+{
+	(void)r, (void)arg;
+	snprintf(v, cap, "%s", row->side);
+}
+
+/* rdma_event_str()'s names without the prefix every one of them has. */
+static void c_event(const struct cqp_report *r, const struct cqp_row *row,
+		    int arg, char *v, size_t cap)
+{
+	static const char prefix[] = "RDMA_CM_EVENT_";
+	const char *name = row->label;
+
+	(void)r, (void)arg;
+	if (strncmp(name, prefix, sizeof(prefix) - 1) == 0)
+		name += sizeof(prefix) - 1;
+	snprintf(v, cap, "%s", name);
+}
+
+static void c_label(const struct cqp_report *r, const struct cqp_row *row,
+		    int arg, char *v, size_t cap)
+{
+	(void)r, (void)arg;
+	snprintf(v, cap, "%s", row->label[0] ? row->label : "-");
+}
+
+/* arg: byte offset of a uint64_t in the row. */
+static void c_u64(const struct cqp_report *r, const struct cqp_row *row,
+		  int arg, char *v, size_t cap)
+{
+	uint64_t x;
+
+	(void)r;
+	memcpy(&x, (const char *)row + arg, sizeof(x));
+	snprintf(v, cap, "%" PRIu64, x);
+}
+
+/* arg: byte offset of a double in the row, a rate. */
+static void c_rate(const struct cqp_report *r, const struct cqp_row *row,
+		   int arg, char *v, size_t cap)
+{
+	double x;
+
+	(void)r;
+	memcpy(&x, (const char *)row + arg, sizeof(x));
+	cqp_fmt_rate(v, cap, x, "");
+}
+
+/* arg 0 peak, 1 average; MB = 2^20 bytes, as perftest prints. */
+static void c_bw(const struct cqp_report *r, const struct cqp_row *row, int arg,
+		 char *v, size_t cap)
+{
+	bool gbits = r->params && r->params->report_gbits;
+	double f = gbits ? 1.0 : 1e9 / 8 / 1048576.0;
+
+	cqp_fmt_fixed(v, cap, 2,
+		      (arg ? row->bw_avg_gbps : row->bw_peak_gbps) * f);
+}
+
+static void c_mpps(const struct cqp_report *r, const struct cqp_row *row,
+		   int arg, char *v, size_t cap)
+{
+	(void)r, (void)arg;
+	cqp_fmt_fixed(v, cap, 6, row->msg_rate_mpps);
+}
+
+static void c_loss(const struct cqp_report *r, const struct cqp_row *row,
+		   int arg, char *v, size_t cap)
+{
+	(void)r, (void)arg;
+	cqp_fmt_fixed(v, cap, 2, cqp_row_loss_pct(row));
+}
+
+static void c_wire(const struct cqp_report *r, const struct cqp_row *row,
+		   int arg, char *v, size_t cap)
+{
+	(void)arg;
+	cqp_fmt_fixed(v, cap, 1,
+		      cqp_wire_eff_pct(row->bytes, r->dev.wire_overhead));
+}
+
+/* arg: index in cqp_lat_fields. */
+static void c_lat(const struct cqp_report *r, const struct cqp_row *row,
+		  int arg, char *v, size_t cap)
+{
+	(void)r;
+	cqp_fmt_us(v, cap, cqp_lat_value(&row->lat_us, &cqp_lat_fields[arg]));
+}
+
+/* arg 0 p50, 1 p99 of the service time. */
+static void c_svc(const struct cqp_report *r, const struct cqp_row *row,
+		  int arg, char *v, size_t cap)
+{
+	(void)r;
+	cqp_fmt_us(v, cap,
+		   arg ? row->service_lat_us.p99 : row->service_lat_us.p50);
+}
+
+#define OFFU(f) ((int)offsetof(struct cqp_row, f))
+
+/* In the order they print.  The latency columns follow cqp_lat_fields. */
+static const struct row_col row_cols[] = {
+    {"side", NULL, RG_EVENT, 0, c_side, 0},
+    {"event", NULL, RG_EVENT, 0, c_event, 0},
+    {"count", NULL, RG_EVENT, 0, c_u64, OFFU(count)},
+    {"events/s", NULL, RG_EVENT, 0, c_rate, OFFU(rate_per_s)},
+    {"mode", NULL, RG_LABEL, 0, c_label, 0},
+    {"#bytes", NULL, RG_SIZE, 0, c_u64, OFFU(bytes)},
+    {"#iterations", NULL, RG_SIZE, 0, c_u64, OFFU(iterations)},
+    {"offered/s", NULL, RG_OPEN, ALWAYS, c_rate, OFFU(offered_rate)},
+    {"achieved/s", NULL, RG_OPEN, ALWAYS, c_rate, OFFU(achieved_rate)},
+    {"late", NULL, RG_OPEN, ALWAYS, c_u64, OFFU(late_sends)},
+    {"BW peak[MB/sec]", "BW peak[Gb/sec]", RG_BW, 0, c_bw, 0},
+    {"BW average[MB/sec]", "BW average[Gb/sec]", RG_BW, 0, c_bw, 1},
+    {"MsgRate[Mpps]", NULL, RG_BW, 0, c_mpps, 0},
+    {"loss%", NULL, RG_DELIVERY, 0, c_loss, 0},
+    {"wire eff%", NULL, RG_DELIVERY, 0, c_wire, 0},
+    {"lost", NULL, RG_LOST, 0, c_u64, OFFU(lost)},
+    {"t_min[usec]", NULL, RG_LAT, 0, c_lat, 0},
+    {"p50", NULL, RG_LAT, 0, c_lat, 1},
+    {"t_avg", NULL, RG_LAT, 0, c_lat, 2},
+    {"t_stdev", NULL, RG_LAT, BIT(RG_EVENT), c_lat, 3},
+    {"p99", NULL, RG_LAT, 0, c_lat, 4},
+    {"p99.9", NULL, RG_LAT, 0, c_lat, 5},
+    {"p99.99", NULL, RG_LAT, BIT(RG_EVENT) | BIT(RG_LOST), c_lat, 6},
+    {"t_max", NULL, RG_LAT, 0, c_lat, 7},
+    {"svc p50", NULL, RG_OPEN_LAT, ALWAYS, c_svc, 0},
+    {"svc p99", NULL, RG_OPEN_LAT, ALWAYS, c_svc, 1},
+};
+#define N_ROW_COLS (sizeof(row_cols) / sizeof(row_cols[0]))
+
+/* ---- a side's cost ---- */
+
+enum { C_LAT = 1, C_IDLE = 2 };
+
+typedef double cost_value_fn(const struct cqp_cost *c,
+			     const struct cqp_row *row);
+
+struct cost_col {
+	const char *head, *narrow_head; /* narrow: in the idle line */
+	unsigned need;			/* C_LAT: latency rows; C_IDLE */
+	int decimals;			/* of value; -1: a rate, k/M */
+	cost_value_fn *value;
+	size_t user, sys; /* a split's two doubles in the cost */
+};
+
+static double v_cpu(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	(void)row;
+	return c->cpu_pct;
+}
+
+static double v_idle(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	(void)row;
+	return c->has_idle ? c->idle_cpu_pct : NAN;
+}
+
+/* Only a ping-pong says which way each completion came. */
+static double v_spin(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	return row->has_lat ? cqp_spin_pct(c, row) : NAN;
+}
+
+#define OFFC(f) offsetof(struct cqp_cost, f)
+
+static const struct cost_col cost_cols[] = {
+    {"CPU%", NULL, 0, 1, v_cpu, 0, 0},
+    {"usr/sys", NULL, 0, 0, NULL, OFFC(cpu_user_pct), OFFC(cpu_sys_pct)},
+    {"idle CPU%", "CPU%", C_IDLE, 1, v_idle, 0, 0},
+    {"idle usr/sys", "usr/sys", C_IDLE, 0, NULL, OFFC(idle_cpu_user_pct),
+     OFFC(idle_cpu_sys_pct)},
+    {"kern ns/msg", NULL, 0, 0, cqp_kernel_ns_per_msg, 0, 0},
+    {"sirq ns/msg", NULL, 0, 0, cqp_softirq_ns_per_msg, 0, 0},
+    {"compl/wake", NULL, 0, 2, cqp_compl_per_wakeup, 0, 0},
+    {"wake/s", NULL, 0, -1, cqp_wakeups_per_s, 0, 0},
+    {"wake/iter", NULL, C_LAT, 3, cqp_wakeups_per_msg, 0, 0},
+    {"spin%", NULL, C_LAT, 1, v_spin, 0, 0},
+};
+#define N_COST_COLS (sizeof(cost_cols) / sizeof(cost_cols[0]))
+
+static double cost_double(const struct cqp_cost *c, size_t off)
+{
+	double x;
+
+	memcpy(&x, (const char *)c + off, sizeof(x));
+	return x;
+}
+
+/* An unknown side keeps every cell, as "-", so columns line up. */
+static void cost_cell(const struct cost_col *k, const struct cqp_cost *c,
+		      const struct cqp_row *row, char *v, size_t cap)
+{
+	if (!c->valid) {
+		snprintf(v, cap, "-");
+	} else if (!k->value) { /* "user/sys", both % of one core */
+		double u = cost_double(c, k->user), s = cost_double(c, k->sys);
+
+		if ((k->need & C_IDLE) && !c->has_idle)
+			u = NAN;
+		if (isfinite(u) && isfinite(s))
+			snprintf(v, cap, "%.1f/%.1f", u, s);
+		else
+			snprintf(v, cap, "-");
+	} else if (k->decimals < 0) {
+		cqp_fmt_rate(v, cap, k->value(c, row), "");
+	} else {
+		cqp_fmt_fixed(v, cap, k->decimals, k->value(c, row));
+	}
+}
+
+/* ---- bands: the lines a row's block is made of ---- */
+
+enum col_kind { K_ROW, K_COST, K_SIDE };
+
+struct inst {
+	enum col_kind kind;
+	const void *col;
+	int side; /* K_COST in --wide: 0 client, 1 server; -1 the line's */
+	char head[32];
+	int w;
+};
+
+#define MAX_INST 64
+#define INDENT	 "    " /* a row's lines under it */
+
+struct band {
+	struct inst c[MAX_INST];
+	unsigned n;
+	bool per_side; /* a line per side that has figures */
+	const char *indent;
+};
+
+static struct inst *band_add(struct band *b, enum col_kind kind,
+			     const void *col, int side, const char *head)
+{
+	struct inst *in = &b->c[b->n++];
+
+	in->kind = kind;
+	in->col = col;
+	in->side = side;
+	snprintf(in->head, sizeof(in->head), "%s", head);
+	in->w = (int)strlen(in->head);
+	return in;
+}
+
+static void inst_cell(const struct inst *in, const struct cqp_report *r,
+		      const struct cqp_row *row, int side, char *v, size_t cap)
+{
+	if (in->kind == K_SIDE) {
+		snprintf(v, cap, "%s", side ? "server" : "client");
+	} else if (in->kind == K_ROW) {
+		const struct row_col *k = in->col;
+
+		if (cqp_row_has(row, k->need))
+			k->cell(r, row, k->arg, v, cap);
+		else
+			snprintf(v, cap, "-");
+	} else {
+		if (in->side >= 0)
+			side = in->side;
+		cost_cell(in->col, side ? &row->server : &row->client, row, v,
+			  cap);
+	}
+}
+
+struct layout {
+	struct band main, under, cost, idle;
+	bool sides[2]; /* some row has this side's cost */
+};
+
+static bool row_col_shown(const struct row_col *k, const struct shape *s,
+			  bool under)
+{
+	unsigned bits = 0;
+
+	if (!cqp_shape_has(s, k->need))
+		return false;
+	for (unsigned g = 0; g <= RG_OPEN_LAT; g++)
+		if (cqp_shape_has(s, (enum row_group)g))
+			bits |= BIT(g);
+	return ((k->under & bits) != 0) == under;
+}
+
+static bool cost_col_shown(const struct cost_col *k, const struct shape *s)
+{
+	return (!(k->need & C_LAT) || s->lat) &&
+	       (!(k->need & C_IDLE) || s->idle);
+}
+
+static void add_cost(struct band *b, const struct shape *s, bool idle, int side)
+{
+	bool first = true;
+	char head[32];
+
+	for (size_t i = 0; i < N_COST_COLS; i++) {
+		const struct cost_col *k = &cost_cols[i];
+
+		if (!cost_col_shown(k, s) ||
+		    (side < 0 && ((k->need & C_IDLE) != 0) != idle))
+			continue;
+		if (side >= 0 && first)
+			snprintf(head, sizeof(head), "%s: %s",
+				 side ? "server" : "client", k->head);
+		else
+			snprintf(head, sizeof(head), "%s",
+				 idle && k->narrow_head ? k->narrow_head
+							: k->head);
+		band_add(b, K_COST, k, side, head);
+		first = false;
+	}
+}
+
+static void build(struct layout *L, const struct cqp_report *r,
+		  const struct shape *s, bool wide)
+{
+	bool gbits = r->params && r->params->report_gbits;
+
+	memset(L, 0, sizeof(*L));
+	L->sides[0] = s->client;
+	L->sides[1] = s->server;
+	L->under.indent = L->cost.indent = L->idle.indent = INDENT;
+	L->main.indent = "";
+	for (int under = 0; under < 2; under++)
+		for (size_t i = 0; i < N_ROW_COLS; i++) {
+			const struct row_col *k = &row_cols[i];
+
+			if (row_col_shown(k, s, under))
+				band_add(under && !wide ? &L->under : &L->main,
+					 K_ROW, k, -1,
+					 gbits && k->head_gbits ? k->head_gbits
+								: k->head);
+		}
+	if (wide) {
+		for (int side = 0; side < 2; side++)
+			if (L->sides[side])
+				add_cost(&L->main, s, false, side);
+		return;
+	}
+	if (s->client || s->server) {
+		L->cost.per_side = L->idle.per_side = true;
+		band_add(&L->cost, K_SIDE, NULL, -1, "cost");
+		add_cost(&L->cost, s, false, -1);
+	}
+	if (s->idle) {
+		band_add(&L->idle, K_SIDE, NULL, -1, "idle");
+		add_cost(&L->idle, s, true, -1);
+	}
+}
+
+static void widen(struct band *b, const struct layout *L,
+		  const struct cqp_report *r)
+{
+	char v[64];
+
+	for (unsigned i = 0; i < r->nrows; i++)
+		for (int side = 0; side < 2; side++) {
+			if (b->per_side ? !L->sides[side] : side)
+				continue;
+			for (unsigned k = 0; k < b->n; k++) {
+				int n;
+
+				inst_cell(&b->c[k], r, &r->rows[i], side, v,
+					  sizeof(v));
+				n = (int)strlen(v);
+				if (n > b->c[k].w)
+					b->c[k].w = n;
+			}
+		}
+}
+
+static size_t band_head(const struct band *b, FILE *out)
+{
+	struct cqp_line l = {.len = 0};
+
+	cqp_line_printf(&l, "%s", b->indent);
+	for (unsigned k = 0; k < b->n; k++)
+		cqp_line_cell(&l, b->c[k].w, b->c[k].head);
+	return cqp_line_emit(&l, out);
+}
+
+/* The band's lines for one row: its header first when under the row. */
+static size_t band_rows(const struct band *b, const struct layout *L,
+			const struct cqp_report *r, const struct cqp_row *row,
+			FILE *out)
+{
+	struct cqp_line l = {.len = 0};
+	size_t widest = 0, n;
+	char v[64];
+
+	if (!b->n)
+		return 0;
+	if (b != &L->main)
+		widest = band_head(b, out);
+	for (int side = 0; side < 2; side++) {
+		if (b->per_side ? !L->sides[side] : side)
+			continue;
+		cqp_line_printf(&l, "%s", b->indent);
+		for (unsigned k = 0; k < b->n; k++) {
+			inst_cell(&b->c[k], r, row, side, v, sizeof(v));
+			cqp_line_cell(&l, b->c[k].w, v);
+		}
+		n = cqp_line_emit(&l, out);
+		widest = n > widest ? n : widest;
+	}
+	return widest;
+}
+
+size_t cqp_human_table(const struct cqp_report *r, const struct shape *s,
+		       FILE *out)
+{
+	struct layout *L = calloc(1, sizeof(*L));
+	struct band *bands[4];
+	size_t widest, n;
+
+	if (!L)
+		return 0;
+	build(L, r, s, r->params && r->params->wide);
+	bands[0] = &L->main;
+	bands[1] = &L->under;
+	bands[2] = &L->cost;
+	bands[3] = &L->idle;
+	for (int b = 0; b < 4; b++)
+		widen(bands[b], L, r);
+	widest = band_head(&L->main, out);
+	for (unsigned i = 0; i < r->nrows; i++) {
+		const struct cqp_row *row = &r->rows[i];
+
+		for (int b = 0; b < 4; b++) {
+			n = band_rows(bands[b], L, r, row, out);
+			widest = n > widest ? n : widest;
+		}
+		if (out && r->params && r->params->histogram && row->hist)
+			cqp_human_hist(row->hist, out);
+	}
+	free(L);
+	return widest;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The results two sides exchange over the out-of-band channel after each
+ * step, as key=value records (kv.h): one side's cost, per-thread shares,
+ * the latency summary, UD delivery, open-loop figures and CM event rows.
+ * Wire protocol, not reporting: a key renamed here breaks older peers. */
+#ifndef CQP_RESULTS_H
+#define CQP_RESULTS_H
+
+#include <stddef.h>
+
+#include "base/kv.h"
+#include "report/report.h"
+
+/* A step's record from one side: its cost (mine) and the row's figures
+ * the other side may lack; and the peer's merged into row and theirs (the
+ * server adopts the figures the client measured). */
+void cqp_results_encode(const struct cqp_row *row, const struct cqp_cost *mine,
+			struct cqp_kv_writer *w);
+int cqp_results_decode(struct cqp_row *row, struct cqp_cost *theirs,
+		       const char *text, size_t len);
+
+/* The row's delivery figures as kv, and merged back from the peer's. */
+void cqp_delivery_encode(const struct cqp_row *row, struct cqp_kv_writer *w);
+int cqp_delivery_decode(struct cqp_row *row, const char *text, size_t len);
+
+/* An open-loop row's figures (the client measured them) as kv, and
+ * adopted from the peer's record by a side that has none. */
+void cqp_open_loop_encode(const struct cqp_row *row, struct cqp_kv_writer *w);
+int cqp_open_loop_decode(struct cqp_row *row, const char *text, size_t len);
+
+/* An event row's figures as kv under prefix ("s0_"), and back. */
+void cqp_event_row_encode(const struct cqp_row *row, const char *prefix,
+			  struct cqp_kv_writer *w);
+int cqp_event_row_decode(struct cqp_row *row, const char *prefix,
+			 const char *text, size_t len);
+
+/* Exchange of one side's cost over the out-of-band channel as kv
+ * (keys: cpu_pct, seconds, completions, ...). */
+void cqp_cost_encode(const struct cqp_cost *c, struct cqp_kv_writer *w);
+/* --threads: the per-thread shares, beside cqp_cost_encode's record;
+ * decode allocates c->threads (none: NULL, 0). */
+void cqp_threads_encode(const struct cqp_cost *c, struct cqp_kv_writer *w);
+int cqp_threads_decode(struct cqp_cost *c, const char *text, size_t len);
+int cqp_cost_decode(struct cqp_cost *c, const char *text, size_t len);
+/* The same with every key under prefix ("cost_"), beside other figures. */
+void cqp_cost_encode_as(const struct cqp_cost *c, const char *prefix,
+			struct cqp_kv_writer *w);
+int cqp_cost_decode_as(struct cqp_cost *c, const char *prefix, const char *text,
+		       size_t len);
+/* The same for a latency summary (keys lat_us_min ... lat_us_max). */
+void cqp_lat_encode(const struct cqp_summary *s, struct cqp_kv_writer *w);
+int cqp_lat_decode(struct cqp_summary *s, const char *text, size_t len);
+
+#endif

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* cq_event_lat: RC ping-pong latency when each side waits for its
+ * completions by polling, by completion events or by a hybrid, and what
+ * each strategy costs in CPU and wakeups. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/bench.h"
+#include "base/error.h"
+#include "engine/measure.h"
+#include "engine/rc.h"
+#include "engine/workers.h"
+
+#define REAP_MAX 16
+
+/* One ping-pong (--threads: one per thread, each on its QP and engine). */
+struct lat_thread {
+	struct cqp_rc *rc;
+	struct cqp_comp *comp;
+	unsigned qp;
+	struct cqp_lat_rec rec;
+	uint32_t outstanding; /* sends not yet completed */
+	/* Client, open loop: each request in flight, by sequence % window. */
+	uint64_t (*slot)[2]; /* scheduled and posted ns */
+	/* Messages received and not yet handled (their immediate data),
+	 * oldest first: the server's requests, the ping-pong client's pong. */
+	uint32_t *pending;
+	uint32_t head, queued, pending_cap; /* the ring: rx-depth entries */
+	uint32_t cap; /* of either: the requests that can be in flight */
+};
+
+struct lat_ctx {
+	struct cqp_rc rc;
+	struct lat_thread *th; /* --threads of them */
+	unsigned nth;
+	struct cqp_lat_rec all; /* client, --threads: the step's, merged */
+};
+
+static int thread_init(struct lat_thread *t, struct cqp_run *run,
+		       struct cqp_rc *rc, unsigned i)
+{
+	const struct cqp_params *p = run->p;
+	bool threads = p->nthreads > 1;
+	int ret = 0;
+
+	t->rc = rc;
+	t->comp = &rc->comps.comp[i];
+	t->qp = i;
+	/* Threads keep their samples (and --samples times) for the merge;
+	 * the merged record writes the file. */
+	if (run->is_client)
+		ret =
+		    cqp_lat_rec_init(&t->rec, p, threads ? NULL : run->samples);
+	if (ret < 0)
+		return ret;
+	t->rec.keep = threads && run->samples;
+	/* A request needs a send and a receive on both sides. */
+	t->cap = p->tx_depth < p->rx_depth ? p->tx_depth : p->rx_depth;
+	t->pending = calloc(p->rx_depth, sizeof(*t->pending));
+	t->pending_cap = p->rx_depth;
+	if (run->is_client)
+		t->slot = calloc(t->cap, sizeof(*t->slot));
+	if (!t->pending || (run->is_client && !t->slot))
+		return cqp_fail(CQP_E_NOMEM, "no memory for %u requests",
+				t->cap);
+	return 0;
+}
+
+static void thread_free(struct lat_thread *t)
+{
+	free(t->slot);
+	free(t->pending);
+	cqp_lat_rec_free(&t->rec);
+}
+
+static int setup(struct cqp_run *run, void *ctx)
+{
+	struct lat_ctx *c = ctx;
+	const struct cqp_params *p = run->p;
+	int ret;
+
+	/* Both sides receive, so --solicited applies to both. */
+	ret = cqp_rc_setup(&c->rc, run, true);
+	if (ret == 0 && run->is_client && p->nthreads > 1)
+		ret = cqp_lat_rec_init(&c->all, p, run->samples);
+	if (ret < 0)
+		return ret;
+	if (!(c->th = calloc(p->nthreads, sizeof(*c->th))))
+		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	for (; c->nth < p->nthreads; c->nth++)
+		if ((ret = thread_init(&c->th[c->nth], run, &c->rc, c->nth)) <
+		    0) {
+			c->nth++; /* freed with the rest */
+			return ret;
+		}
+	return 0;
+}
+
+static void teardown(struct cqp_run *run, void *ctx)
+{
+	struct lat_ctx *c = ctx;
+
+	(void)run;
+	for (unsigned i = 0; i < c->nth; i++)
+		thread_free(&c->th[i]);
+	free(c->th);
+	cqp_lat_rec_free(&c->all);
+	cqp_rc_teardown(&c->rc);
+}
+
+/* One ping or pong: always signaled, and solicited so that a peer armed
+ * for solicited events wakes for it and for nothing else. */
+static int post_msg(struct lat_thread *c, uint64_t size, uint32_t imm)
+{
+	struct cqp_rc *rc = c->rc;
+	struct ibv_sge sge = {
+	    .addr = (uintptr_t)rc->bufs[c->qp].addr,
+	    .length = (uint32_t)size,
+	    .lkey = rc->bufs[c->qp].mr->lkey,
+	};
+	struct ibv_send_wr wr =
+			       {
+				   .wr_id = 0,
+				   .sg_list = &sge,
+				   .num_sge = 1,
+				   .opcode =
+				       imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+				   .imm_data = imm,
+				   .send_flags = IBV_SEND_SIGNALED |
+						 IBV_SEND_SOLICITED |
+						 (size <= rc->inline_granted
+						      ? IBV_SEND_INLINE
+						      : 0),
+			       },
+			   *bad;
+	int err;
+
+	err = ibv_post_send(rc->qps[c->qp], &wr, &bad);
+	if (err)
+		return cqp_fail(CQP_E_DEVICE, "ibv_post_send on QP %u: %s",
+				rc->qps[c->qp]->qp_num, strerror(err));
+	c->outstanding++;
+	return 0;
+}
+
+/* The send queue must not fill with completions nobody reaped yet.
+ * Only sends are awaited here, which wake no one armed for solicited
+ * events: hence reap_sends. */
+static int make_room(struct lat_thread *c, uint32_t tx_depth)
+{
+	struct ibv_wc wc[REAP_MAX];
+
+	while (c->outstanding >= tx_depth) {
+		int n = cqp_comp_reap_sends(c->comp, wc, REAP_MAX);
+
+		if (n < 0)
+			return n;
+		for (int k = 0; k < n; k++) {
+			if (wc[k].opcode & IBV_WC_RECV)
+				return cqp_fail(
+				    CQP_E_PROTO,
+				    "an unexpected message arrived");
+			c->outstanding--;
+		}
+	}
+	return 0;
+}
+
+/* Waits until a request is pending and the send queue has room for its
+ * echo.  Requests that arrive meanwhile queue up (open loop: several may
+ * be in flight). */
+static int take_request(struct lat_thread *c, uint32_t tx_depth)
+{
+	struct ibv_wc wc[REAP_MAX];
+
+	while (c->queued == 0 || c->outstanding >= tx_depth) {
+		/* Only sends can make room: reap them as sends. */
+		int n = c->queued ? cqp_comp_reap_sends(c->comp, wc, REAP_MAX)
+				  : cqp_comp_reap(c->comp, wc, REAP_MAX);
+
+		if (n < 0)
+			return n;
+		for (int k = 0; k < n; k++) {
+			if (!(wc[k].opcode & IBV_WC_RECV)) {
+				c->outstanding--;
+				continue;
+			}
+			if (c->queued == c->pending_cap)
+				return cqp_fail(CQP_E_PROTO,
+						"more requests arrived than "
+						"receives were posted");
+			c->pending[(c->head + c->queued) % c->pending_cap] =
+			    wc[k].wc_flags & IBV_WC_WITH_IMM ? wc[k].imm_data
+							     : 0;
+			c->queued++;
+		}
+	}
+	return 0;
+}
+
+/* The oldest pending request's immediate data, taken off the queue. */
+static uint32_t next_request(struct lat_thread *c)
+{
+	uint32_t imm = c->pending[c->head];
+
+	c->head = (c->head + 1) % c->pending_cap;
+	c->queued--;
+	return imm;
+}
+
+static int run_client(struct cqp_run *run, struct lat_thread *c, uint64_t size,
+		      struct cqp_row *row, struct cqp_cost *mine)
+{
+	const struct cqp_params *p = run->p;
+	struct cqp_lat_loop l;
+	int ret;
+
+	cqp_lat_rec_begin(&c->rec, p, size, cqp_cq_mode_name(c->comp->cfg.mode),
+			  0);
+	for (cqp_lat_loop_init(&l, p, c->comp);; l.i++) {
+		uint64_t t0, t1;
+
+		cqp_lat_loop_next(&l);
+		if ((ret = make_room(c, p->tx_depth)) < 0)
+			return ret;
+		t0 = cqp_now_ns();
+		ret = post_msg(c, size,
+			       l.last	 ? CQP_IMM_END
+			       : l.first ? CQP_IMM_MEASURE
+					 : 0);
+		/* Ping-pong: the pong is the one message pending; room to
+		 * send is make_room's business, off the timed path. */
+		if (ret == 0)
+			ret = take_request(c, UINT32_MAX);
+		if (ret < 0)
+			return ret;
+		t1 = cqp_now_ns();
+		next_request(c);
+		if ((ret = cqp_rc_post_recvs(c->rc, c->qp, 1)) < 0)
+			return ret;
+		if (l.measured)
+			cqp_lat_rec_add(&c->rec, t0, t1);
+		if (l.last)
+			break;
+	}
+	/* Retire every send, so the next phase starts from a quiet CQ. */
+	if ((ret = make_room(c, 1)) < 0)
+		return ret;
+	cqp_comp_cost(c->comp, mine);
+	/* --threads: the step's row comes of every thread's samples. */
+	return p->nthreads > 1 ? 0 : cqp_lat_rec_finish(&c->rec, p, row);
+}
+
+/* The immediate data of request seq: the step's marks, else its
+ * sequence number (never a mark). */
+static uint32_t request_imm(uint64_t seq, bool first, bool last)
+{
+	if (last)
+		return CQP_IMM_END;
+	if (first)
+		return CQP_IMM_MEASURE;
+	return (uint32_t)(seq & 0x7fffffffu);
+}
+
+/* Open loop: requests go out when the schedule says, up to the window,
+ * whether or not replies came back; each is timed from when it was due
+ * (response time) and from its post (service time).  RC keeps order, so
+ * the k-th reply answers the k-th request. */
+static int run_open_client(struct cqp_run *run, struct lat_thread *c,
+			   uint64_t size, struct cqp_row *row,
+			   struct cqp_cost *mine)
+{
+	const struct cqp_params *p = run->p;
+	uint64_t timeout_ns = (uint64_t)p->timeout_s * 1000000000ull;
+	uint64_t done = 0, heard;
+	uint64_t rate = cqp_rate_share(run, run->rate);
+	struct cqp_open_loop ol;
+	struct ibv_wc wc[REAP_MAX];
+	int ret;
+
+	cqp_lat_rec_begin(&c->rec, p, size, cqp_cq_mode_name(run->mode), rate);
+	heard = cqp_now_ns();
+	cqp_ol_begin(&ol, p, rate, heard,
+		     heard ^ (uint64_t)c->rc->qps[c->qp]->qp_num << 32);
+	while (!ol.ending || done < ol.sent) {
+		uint64_t now = cqp_now_ns();
+		unsigned reposts = 0;
+		bool first, last;
+		int n;
+
+		while (cqp_ol_due(&ol, now)) {
+			uint64_t *t = c->slot[ol.sent % c->cap];
+
+			if (ol.sent - done >= c->cap ||
+			    c->outstanding >= c->cap) {
+				cqp_ol_blocked(&ol);
+				break;
+			}
+			cqp_ol_next(&ol, now, &first, &last);
+			if (first)
+				cqp_comp_begin(c->comp);
+			if ((ret = post_msg(
+				 c, size, request_imm(ol.sent, first, last))) <
+			    0)
+				return ret;
+			t[1] = now;
+			t[0] = cqp_ol_posted(&ol, last, now);
+			now = cqp_now_ns();
+		}
+		/* Awake when the next request is due (the client may sleep:
+		 * --client-cq-mode); blocked, as long as a reply takes. */
+		n = cqp_comp_wait_until(c->comp, wc, REAP_MAX,
+					cqp_ol_wake(&ol, now));
+		if (n < 0)
+			return n;
+		if (n == 0) {
+			if (ol.sent > done && now - heard > timeout_ns)
+				return cqp_fail(CQP_E_TIMEOUT,
+						"no reply for %u s: the peer "
+						"is gone or stalled",
+						p->timeout_s);
+			if ((ret = cqp_comp_check_peer(c->comp, now)) < 0)
+				return ret;
+			continue;
+		}
+		heard = cqp_now_ns();
+		for (int k = 0; k < n; k++) {
+			uint64_t *t;
+
+			if (!(wc[k].opcode & IBV_WC_RECV)) {
+				c->outstanding--;
+				continue;
+			}
+			if (done == ol.sent)
+				return cqp_fail(
+				    CQP_E_PROTO,
+				    "a reply to no request arrived");
+			t = c->slot[done % c->cap];
+			if (done >= p->warmup)
+				cqp_lat_rec_add_open(&c->rec, t[0], t[1],
+						     heard);
+			done++;
+			reposts++;
+		}
+		if (reposts &&
+		    (ret = cqp_rc_post_recvs(c->rc, c->qp, reposts)) < 0)
+			return ret;
+	}
+	if ((ret = make_room(c, 1)) < 0)
+		return ret;
+	cqp_comp_cost(c->comp, mine);
+	if (p->nthreads == 1 && (ret = cqp_lat_rec_finish(&c->rec, p, row)) < 0)
+		return ret;
+	cqp_ol_finish(&ol, row);
+	return 0;
+}
+
+/* Echo every request, in order, until the client's last one. */
+static int run_server(struct cqp_run *run, struct lat_thread *c, uint64_t size,
+		      struct cqp_cost *mine)
+{
+	uint32_t imm = 0;
+	int ret;
+
+	cqp_comp_begin(c->comp);
+	while (imm != CQP_IMM_END) {
+		if ((ret = take_request(c, run->p->tx_depth)) < 0)
+			return ret;
+		imm = next_request(c);
+		/* Echo first: reposting is off the critical path. */
+		if ((ret = post_msg(c, size, imm)) < 0 ||
+		    (ret = cqp_rc_post_recvs(c->rc, c->qp, 1)) < 0)
+			return ret;
+		if (imm == CQP_IMM_MEASURE)
+			cqp_comp_begin(c->comp);
+	}
+	if ((ret = make_room(c, 1)) < 0)
+		return ret;
+	cqp_comp_cost(c->comp, mine);
+	return 0;
+}
+
+static int run_size(struct cqp_run *run, void *ctx, uint64_t size,
+		    struct cqp_row *row, struct cqp_cost *mine)
+{
+	struct lat_thread *c = &((struct lat_ctx *)ctx)->th[run->thread];
+
+	if (run->is_client && run->rate)
+		return run_open_client(run, c, size, row, mine);
+	if (run->is_client)
+		return run_client(run, c, size, row, mine);
+	return run_server(run, c, size, mine);
+}
+
+/* --threads: the client's row from every thread's samples, exact
+ * percentiles while they fit; late sends summed (cqp_workers_merge_row). */
+static int merge(struct cqp_run *run, void *ctx, const struct cqp_row *rows,
+		 unsigned n, struct cqp_row *out)
+{
+	struct lat_ctx *c = ctx;
+	const struct cqp_params *p = run->p;
+	int ret;
+
+	cqp_workers_merge_row(rows, n, out);
+	if (!run->is_client)
+		return 0;
+	cqp_lat_rec_begin(&c->all, p, c->th[0].rec.bytes, c->th[0].rec.mode,
+			  run->rate);
+	for (unsigned t = 0; t < n; t++)
+		if ((ret = cqp_lat_rec_merge(&c->all, &c->th[t].rec)) < 0)
+			return ret;
+	return cqp_lat_rec_finish(&c->all, p, out);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct cqp_bench_ops ops = {
+	    .tool = CQP_TOOL_CQ_EVENT_LAT,
+	    .title = "RC SEND ping-pong latency",
+	    .ctx_size = sizeof(struct lat_ctx),
+	    .max_all_size = CQP_RC_ALL_MAX,
+	    .mem_need = cqp_rc_mem_need,
+	    .setup = setup,
+	    .run_size = run_size,
+	    .teardown = teardown,
+	    .annotate = cqp_lat_annotate,
+	    .threaded = true,
+	    .merge = merge,
+	};
+
+	return cqp_bench_main(&ops, argc, argv);
+}

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* cq_poll_bw: RC SEND bandwidth and message rate from client to server,
+ * with each side reaping completions in poll, event or hybrid mode. */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/bench.h"
+#include "base/error.h"
+#include "engine/bw.h"
+#include "engine/measure.h"
+#include "engine/rc.h"
+#include "engine/workers.h"
+
+#define REAP_MAX 64
+
+struct bw_ctx {
+	struct cqp_rc rc;
+	/* Receives reaped per QP over the run (-n: which were warm-up). */
+	atomic_uint_fast64_t *received;
+};
+
+static int setup(struct cqp_run *run, void *ctx)
+{
+	struct bw_ctx *c = ctx;
+	const struct cqp_params *p = run->p;
+
+	c->received =
+	    calloc((size_t)p->qps * p->nthreads, sizeof(*c->received));
+	if (!c->received)
+		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	return cqp_rc_setup(&c->rc, run, !run->is_client);
+}
+
+static void teardown(struct cqp_run *run, void *ctx)
+{
+	struct bw_ctx *c = ctx;
+
+	(void)run;
+	cqp_rc_teardown(&c->rc);
+	free(c->received);
+	c->received = NULL;
+}
+
+/* Every message of QP i comes from its one buffer. */
+static void prep(void *arg, unsigned i, uint64_t idx, uint32_t size,
+		 struct ibv_send_wr *wr, struct ibv_sge *sge)
+{
+	struct cqp_rc *rc = arg;
+
+	(void)idx;
+	sge->addr = (uintptr_t)rc->bufs[i].addr;
+	sge->length = size;
+	sge->lkey = rc->bufs[i].mr->lkey;
+	memset(wr, 0, sizeof(*wr));
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->send_flags = size <= rc->inline_granted ? IBV_SEND_INLINE : 0;
+}
+
+/* --threads: thread t sends on, or receives from, the t-th group of -q
+ * QPs, on its own engine (run->comp). */
+static unsigned first_qp(const struct cqp_run *run)
+{
+	return run->thread * run->p->qps;
+}
+
+static int run_sender(struct cqp_run *run, struct bw_ctx *c, uint64_t size,
+		      struct cqp_row *row, struct cqp_cost *mine)
+{
+	struct cqp_bw_tx tx = {
+	    .p = run->p,
+	    .comp = run->comp,
+	    .qps = c->rc.qps + first_qp(run),
+	    .nqp = run->p->qps,
+	    .first = first_qp(run),
+	    .prep = prep,
+	    .arg = &c->rc,
+	    .warmup = run->p->warmup,
+	    .rate = cqp_rate_share(run, run->p->rate),
+	};
+	uint64_t sent;
+
+	return cqp_bw_send(&tx, size, row, mine, &sent);
+}
+
+/* -n: of the receives n0..n0+cnt-1 of a QP, those of a warm-up.  A QP's
+ * receives are counted across steps, each step `warmup` then `iters`. */
+static uint64_t warm_in(const struct cqp_params *p, uint64_t n0, uint64_t cnt)
+{
+	uint64_t per = p->warmup + p->iters, warm = 0;
+
+	for (uint64_t x = n0; x < n0 + cnt;) {
+		uint64_t at = x % per, run;
+
+		if (at < p->warmup) {
+			run = p->warmup - at;
+			run = run < n0 + cnt - x ? run : n0 + cnt - x;
+			warm += run;
+		} else {
+			run = per - at;
+		}
+		x += run;
+	}
+	return warm;
+}
+
+/* Reposts go to the QPs this reap touched, from a list: a scan over every
+ * QP per reap delays reposts at high QP counts until the sender meets RNR
+ * NAKs.  With --shared-channel the thread reaps any thread's QPs (wr_id
+ * is the QP's index in the step), reposts what it reaped, and its
+ * measured phase starts at the step's first mark. */
+static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
+			struct cqp_cost *mine)
+{
+	const struct cqp_params *p = run->p;
+	struct cqp_rc *rc = &c->rc;
+	struct cqp_comp *comp = run->comp;
+	struct ibv_wc wc[REAP_MAX];
+	bool shared = p->shared_channel, began = false;
+	unsigned nqp = shared ? p->qps * p->nthreads : p->qps;
+	unsigned base = shared ? 0 : first_qp(run);
+	unsigned *repost = calloc(nqp, sizeof(*repost));
+	unsigned dirty[REAP_MAX];
+	unsigned ended = 0;
+	uint64_t total = 0, warm = 0; /* every receive; the warm-up's */
+	int ret = 0;
+
+	if (!repost)
+		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	cqp_comp_begin(comp);
+	while (!cqp_step_done(run, ended, nqp)) {
+		unsigned ndirty = 0;
+
+		ret = cqp_comp_reap(comp, wc, REAP_MAX);
+		if (ret < 0)
+			goto out;
+		total += (uint64_t)ret;
+		for (int k = 0; k < ret; k++) {
+			unsigned q = (unsigned)wc[k].wr_id - base;
+
+			if (repost[q]++ == 0)
+				dirty[ndirty++] = q;
+			if (!(wc[k].wc_flags & IBV_WC_WITH_IMM))
+				continue;
+			if (wc[k].imm_data == CQP_IMM_END)
+				cqp_step_end_seen(run, &ended, nqp);
+			else if (wc[k].imm_data == CQP_IMM_MEASURE)
+				cqp_step_mark(run, comp);
+		}
+		cqp_step_look(run, comp, &began);
+		for (unsigned d = 0; d < ndirty; d++) {
+			unsigned q = dirty[d];
+			uint64_t n0 =
+			    atomic_fetch_add(&c->received[base + q], repost[q]);
+
+			warm += warm_in(p, n0, repost[q]);
+			if ((ret = cqp_rc_post_recvs(rc, base + q, repost[q])) <
+			    0)
+				goto out;
+			repost[q] = 0;
+		}
+	}
+	ret = 0;
+	cqp_comp_cost(comp, mine);
+	/* -n: the mark rode on QP 0's last warm-up send, and other QPs'
+	 * warm-up may still have been reaped after it: count exactly. */
+	if (!p->duration_s && p->warmup)
+		mine->completions = total - warm;
+out:
+	free(repost);
+	return ret;
+}
+
+static int run_size(struct cqp_run *run, void *ctx, uint64_t size,
+		    struct cqp_row *row, struct cqp_cost *mine)
+{
+	struct bw_ctx *c = ctx;
+
+	if (run->is_client)
+		return run_sender(run, c, size, row, mine);
+	return run_receiver(run, c, mine);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct cqp_bench_ops ops = {
+	    .tool = CQP_TOOL_CQ_POLL_BW,
+	    .title = "RC SEND bandwidth",
+	    .ctx_size = sizeof(struct bw_ctx),
+	    .max_all_size = CQP_RC_ALL_MAX,
+	    .mem_need = cqp_rc_mem_need,
+	    .setup = setup,
+	    .run_size = run_size,
+	    .teardown = teardown,
+	    .annotate = cqp_bw_annotate,
+	    .threaded = true,
+	};
+
+	return cqp_bench_main(&ops, argc, argv);
+}

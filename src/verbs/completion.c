@@ -1,0 +1,1010 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The completion engine: poll, event and hybrid reaping of one side's
+ * CQs, with the counters the reports cost them by.  Long (~950 lines) on
+ * purpose: the three modes share the hot path (a poll pass, a wakeup, a
+ * drain) and its bookkeeping, which must stay one piece so that what is
+ * counted is what ran; channels, sets and --shared-channel locking are
+ * the rest. */
+#include "verbs/completion.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "base/fabric.h"
+#include "base/options.h"
+#include "base/stats.h"
+
+/* Empty poll passes between two looks at the clock in poll mode: keeps
+ * clock_gettime off the hot path while still noticing a dead peer. */
+#define CLOCK_EVERY 1024
+
+static int set_nonblock(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return cqp_fail(CQP_E_SYS,
+				"fcntl(O_NONBLOCK) on a completion "
+				"channel: %s",
+				strerror(errno));
+	return 0;
+}
+
+/* Waits on the channels with epoll from now on. */
+static int watch_channels(struct cqp_comp *c)
+{
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->epfd < 0)
+		return cqp_fail(CQP_E_SYS, "epoll_create1: %s",
+				strerror(errno));
+	for (unsigned i = 0; i < c->nch; i++) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.u32 = i};
+
+		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->chans[i]->fd, &ev))
+			return cqp_fail(CQP_E_SYS, "epoll_ctl: %s",
+					strerror(errno));
+	}
+	return 0;
+}
+
+static int create_channels(struct cqp_comp *c, struct ibv_context *ctx)
+{
+	c->nch = c->cfg.channel_per_cq ? c->ncq : 1;
+	c->chans = calloc(c->nch, sizeof(*c->chans));
+	if (!c->chans)
+		return cqp_fail(CQP_E_NOMEM, "out of memory for channels");
+	if (c->shared) {
+		/* Blocking (--nonblock is refused): one event per wakeup, the
+		 * one this thread takes. */
+		c->chans[0] = c->cfg.shared;
+		return 0;
+	}
+	for (unsigned i = 0; i < c->nch; i++) {
+		c->chans[i] = ibv_create_comp_channel(ctx);
+		if (!c->chans[i])
+			return cqp_fail(CQP_E_DEVICE,
+					"ibv_create_comp_channel: %s",
+					strerror(errno));
+		if (c->cfg.nonblock) {
+			int rc = set_nonblock(c->chans[i]->fd);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return c->cfg.nonblock || c->nch > 1 ? watch_channels(c) : 0;
+}
+
+int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
+		    const struct cqp_comp_cfg *cfg, unsigned ncq,
+		    unsigned depth)
+{
+	int rc = 0;
+	int vectors = ctx->num_comp_vectors > 0 ? ctx->num_comp_vectors : 1;
+
+	memset(c, 0, sizeof(*c));
+	c->cfg = *cfg;
+	c->ctx = ctx;
+	c->epfd = -1;
+	c->shared = cfg->shared != NULL;
+	/* Read when idle, never waited on. */
+	fcntl(ctx->async_fd, F_SETFL,
+	      fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	c->ncq = ncq;
+	if (cfg->comp_vector >= vectors)
+		return cqp_fail(CQP_E_USAGE,
+				"--comp-vector %d: the device has completion "
+				"vectors 0..%d",
+				cfg->comp_vector, vectors - 1);
+	c->cqs = calloc(ncq, sizeof(*c->cqs));
+	if (!c->cqs)
+		return cqp_fail(CQP_E_NOMEM, "out of memory for %u CQs", ncq);
+	for (unsigned i = 0; i < ncq; i++) {
+		c->cqs[i].owner = c;
+		pthread_mutex_init(&c->cqs[i].lock, NULL);
+	}
+	/* Channels exist in every mode, so a run can switch modes on the
+	 * same CQs (--compare-modes); poll mode simply never arms them. */
+	rc = create_channels(c, ctx);
+	if (rc < 0)
+		goto fail;
+	for (unsigned i = 0; i < ncq; i++) {
+		struct cqp_comp_cq *q = &c->cqs[i];
+
+		q->ch = c->nch ? c->chans[cfg->channel_per_cq ? i : 0] : NULL;
+		q->cq = ibv_create_cq(ctx, (int)depth, q, q->ch,
+				      cqp_comp_vector_for(cfg->comp_vector,
+							  cfg->first_cq + i,
+							  vectors));
+		if (!q->cq) {
+			struct ibv_device_attr a;
+			int err = errno;
+
+			if (ibv_query_device(ctx, &a) == 0 &&
+			    depth > (unsigned)a.max_cqe)
+				rc =
+				    cqp_fail(CQP_E_USAGE,
+					     "--cq-depth %u: the device allows "
+					     "at most %d CQ entries",
+					     depth, a.max_cqe);
+			else
+				rc = cqp_fail(CQP_E_DEVICE,
+					      "ibv_create_cq (%u entries, CQ "
+					      "%u of %u): %s",
+					      depth, i + 1, ncq, strerror(err));
+			goto fail;
+		}
+	}
+	c->last_ns = cqp_now_ns();
+	cqp_acct_init(&c->acct, cfg->cpu);
+	return 0;
+fail:
+	cqp_comp_destroy(c);
+	return rc;
+}
+
+static void ack(struct cqp_comp *c, struct cqp_comp_cq *q)
+{
+	if (!q->unacked)
+		return;
+	ibv_ack_cq_events(q->cq, q->unacked);
+	c->cnt.events_acked += q->unacked;
+	q->unacked = 0;
+}
+
+void cqp_comp_destroy(struct cqp_comp *c)
+{
+	int err;
+
+	for (unsigned i = 0; c->cqs && i < c->ncq; i++) {
+		struct cqp_comp_cq *q = &c->cqs[i];
+
+		pthread_mutex_destroy(&q->lock);
+		if (!q->cq)
+			continue;
+		/* ibv_destroy_cq waits for every event to be acked. */
+		ack(c, q);
+		err = ibv_destroy_cq(q->cq);
+		/* Teardown goes on; a CQ left behind is a bug worth a line. */
+		if (err)
+			fprintf(stderr, "warning: ibv_destroy_cq (CQ %u): %s\n",
+				i, strerror(err));
+	}
+	for (unsigned i = 0; !c->shared && c->chans && i < c->nch; i++)
+		if (c->chans[i])
+			ibv_destroy_comp_channel(c->chans[i]);
+	cqp_watchdog_stop(&c->wd);
+	cqp_acct_free(&c->acct);
+	if (c->epfd >= 0)
+		close(c->epfd);
+	free(c->cqs);
+	free(c->chans);
+	free(c->pfd);
+	c->cqs = NULL;
+	c->chans = NULL;
+	c->pfd = NULL;
+	c->epfd = -1;
+}
+
+/* --cq-mod COUNT,0: the last completions of a burst (fewer than COUNT)
+ * raise no event, so sleeps end on a timer too.  epoll keeps that timer
+ * exact (the watchdog may be late); a shared channel, which threads read
+ * one event each with a blocking read, cannot be watched by several
+ * epolls, so it is refused. */
+static int residue_polls(struct cqp_comp *c)
+{
+	if (c->shared)
+		return cqp_fail(CQP_E_USAGE,
+				"--cq-mod COUNT,0 and --shared-channel "
+				"conflict: without a moderation period the "
+				"last completions raise no event; give USEC "
+				"1..65535");
+	c->residue_ns = CQP_COMP_RESIDUE_NS;
+	return c->epfd >= 0 ? 0 : watch_channels(c);
+}
+
+int cqp_comp_moderate(struct cqp_comp *c, uint32_t count, uint32_t usec)
+{
+	struct ibv_device_attr_ex ax;
+
+	/* mlx5's period has 12 bits: a larger one would be cut silently. */
+	if (c->ncq &&
+	    ibv_query_device_ex(c->cqs[0].cq->context, NULL, &ax) == 0) {
+		int rc = cqp_fabric_cq_mod_ok(
+		    count, usec, ax.cq_mod_caps.max_cq_count,
+		    ax.cq_mod_caps.max_cq_period,
+		    ibv_get_device_name(c->cqs[0].cq->context->device));
+
+		if (rc < 0)
+			return rc;
+	}
+	for (unsigned i = 0; i < c->ncq; i++) {
+		struct ibv_modify_cq_attr a = {
+		    .attr_mask = IBV_CQ_ATTR_MODERATE,
+		    .moderate = {.cq_count = (uint16_t)count,
+				 .cq_period = (uint16_t)usec},
+		};
+		int rc = ibv_modify_cq(c->cqs[i].cq, &a);
+
+		if (rc)
+			return cqp_fail(CQP_E_DEVICE,
+					"--cq-mod %u,%u: the device refuses CQ "
+					"moderation (ibv_modify_cq: %s)",
+					count, usec, strerror(rc));
+	}
+	return usec ? 0 : residue_polls(c);
+}
+
+static int bad_completion(const struct ibv_wc *wc)
+{
+	return cqp_fail(CQP_E_COMPLETION,
+			"work completion error on QP %u: %s (status %d, "
+			"vendor error 0x%x, wr_id %" PRIu64 ")%s",
+			wc->qp_num, ibv_wc_status_str(wc->status), wc->status,
+			wc->vendor_err, (uint64_t)wc->wr_id,
+			wc->status == IBV_WC_RETRY_EXC_ERR
+			    ? ": the peer stopped answering"
+			    : "");
+}
+
+/* --shared-channel: the CQ's lock, timed only when another thread holds
+ * it, so that an uncontended poll reads no clock. */
+static void lock_cq(struct cqp_comp *c, struct cqp_comp_cq *q)
+{
+	uint64_t t0;
+
+	if (pthread_mutex_trylock(&q->lock) == 0)
+		return;
+	t0 = cqp_now_ns();
+	pthread_mutex_lock(&q->lock);
+	c->cnt.lock_waits++;
+	c->cnt.lock_wait_ns += cqp_now_ns() - t0;
+}
+
+static int poll_cq(struct cqp_comp *c, struct cqp_comp_cq *q, int want,
+		   struct ibv_wc *wc)
+{
+	int r;
+
+	if (!c->shared)
+		return ibv_poll_cq(q->cq, want, wc);
+	lock_cq(c, q);
+	r = ibv_poll_cq(q->cq, want, wc);
+	pthread_mutex_unlock(&q->lock);
+	return r;
+}
+
+/* One ibv_poll_cq of q, counted: the entries, or a failure. */
+static int poll_counted(struct cqp_comp *c, struct cqp_comp_cq *q, int want,
+			struct ibv_wc *wc)
+{
+	int r = poll_cq(c, q, want, wc);
+
+	c->cnt.polls++;
+	if (r < 0)
+		return cqp_fail(CQP_E_DEVICE, "ibv_poll_cq: %s", strerror(-r));
+	if (r == 0)
+		c->cnt.empty_polls++;
+	return r;
+}
+
+static int check_statuses(struct cqp_comp *c, const struct ibv_wc *wc, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (wc[i].status != IBV_WC_SUCCESS)
+			return bad_completion(&wc[i]);
+	c->cnt.completions += (uint64_t)n;
+	return n;
+}
+
+/* One pass over every CQ, starting where the last pass left off so no CQ
+ * is starved when max is small. */
+static int poll_pass(struct cqp_comp *c, struct ibv_wc *wc, int max)
+{
+	int n = 0;
+
+	/* No division on this path: it runs once per poll in a spin loop. */
+	for (unsigned k = 0, i = c->next; k < c->ncq && n < max; k++) {
+		int want = max - n < (int)c->cfg.poll_batch
+			       ? max - n
+			       : (int)c->cfg.poll_batch;
+		int r = poll_counted(c, &c->cqs[i], want, wc + n);
+
+		if (r < 0)
+			return r;
+		n += r;
+		if (++i == c->ncq)
+			i = 0;
+	}
+	if (++c->next == c->ncq)
+		c->next = 0;
+	return check_statuses(c, wc, n);
+}
+
+/* SIGINT/SIGTERM, or another thread of the step failed: 0 when neither. */
+static int stopping(const struct cqp_comp *c)
+{
+	if (c->cfg.stop && *c->cfg.stop)
+		return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
+	if (c->cfg.abort && atomic_load(c->cfg.abort))
+		return cqp_fail(CQP_E_INTERRUPTED,
+				"stopped: another thread failed");
+	return 0;
+}
+
+static int timed_out(const struct cqp_comp *c)
+{
+	return cqp_fail(CQP_E_TIMEOUT,
+			"no completion for %d s: the peer is gone or stalled",
+			c->cfg.timeout_ms / 1000);
+}
+
+/* The clock, read only when idle; progress seen since the last read moves
+ * the no-progress deadline, off by at most one poll pass. */
+static uint64_t tick(struct cqp_comp *c)
+{
+	uint64_t now = cqp_now_ns();
+
+	if (c->progressed) {
+		c->last_ns = now;
+		c->progressed = false;
+	}
+	return now;
+}
+
+/* Milliseconds left before the no-progress deadline; 0 when passed. */
+static int remaining_ms(const struct cqp_comp *c, uint64_t now)
+{
+	uint64_t deadline = c->last_ns + (uint64_t)c->cfg.timeout_ms * 1000000u;
+
+	if (c->cfg.timeout_ms <= 0)
+		return -1;
+	if (now >= deadline)
+		return 0;
+	return (int)((deadline - now + 999999u) / 1000000u);
+}
+
+/* The peer watch, due after a quiet spell since the last completion or
+ * the last look, whichever is later. */
+static uint64_t peer_due(const struct cqp_comp *c)
+{
+	uint64_t from =
+	    c->last_ns > c->peer_looked_ns ? c->last_ns : c->peer_looked_ns;
+
+	return from + CQP_COMP_PEER_NS;
+}
+
+/* The device's async events: a CQ overrun or a fatal QP, SRQ, port or
+ * device event ends the run by its name, instead of a timeout later. */
+static int async_events(struct cqp_comp *c)
+{
+	struct ibv_async_event ev;
+
+	while (c->ctx && ibv_get_async_event(c->ctx, &ev) == 0) {
+		enum ibv_event_type t = ev.event_type;
+		uint32_t qpn = cqp_fabric_async_on_qp(t) && ev.element.qp
+				   ? ev.element.qp->qp_num
+				   : 0;
+
+		unsigned ev_port = ev.element.port_num;
+
+		ibv_ack_async_event(&ev);
+		if (!cqp_fabric_async_fatal(t, ev_port, c->cfg.port)) {
+			if (t == IBV_EVENT_PORT_ERR)
+				fprintf(stderr,
+					"note: %s port %u reported an error; "
+					"this run is on port %u\n",
+					ibv_get_device_name(c->ctx->device),
+					ev_port, c->cfg.port);
+			continue;
+		}
+		if (qpn)
+			return cqp_fail(CQP_E_DEVICE,
+					"the device reported %s on QP %u",
+					ibv_event_type_str(t), qpn);
+		return cqp_fail(CQP_E_DEVICE, "the device reported %s%s",
+				ibv_event_type_str(t),
+				t == IBV_EVENT_CQ_ERR
+				    ? " (a CQ overran: completions were lost)"
+				    : "");
+	}
+	return 0;
+}
+
+static int look_at_peer(struct cqp_comp *c, uint64_t now)
+{
+	int rc = async_events(c);
+
+	c->peer_looked_ns = now;
+	return rc < 0 ? rc : c->peer_check(c->peer_arg);
+}
+
+/* Called when idle, with the clock just read. */
+static int peer_after_silence(struct cqp_comp *c, uint64_t now)
+{
+	if (!c->peer_check || now < peer_due(c))
+		return 0;
+	return look_at_peer(c, now);
+}
+
+int cqp_comp_check_peer(struct cqp_comp *c, uint64_t now_ns)
+{
+	if (!c->peer_check || now_ns < c->peer_looked_ns + CQP_COMP_PEER_NS)
+		return 0;
+	return look_at_peer(c, now_ns);
+}
+
+void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg), void *arg)
+{
+	c->peer_check = check;
+	c->peer_arg = arg;
+	c->peer_looked_ns = 0;
+}
+
+/* A failed completion is often a dead peer seen late (retries ran out):
+ * then that is the cause.  A peer that only reported a failure of its
+ * own may be telling of ours, so both are said. */
+static int completion_failed(struct cqp_comp *c, int rc)
+{
+	struct cqp_error ours;
+	int why;
+
+	if (rc != -CQP_E_COMPLETION || !c->peer_check)
+		return rc;
+	cqp_error_save(&ours);
+	why = c->peer_check(c->peer_arg);
+	if (why == -CQP_E_PEER_CLOSED)
+		return why;
+	if (why < 0)
+		return cqp_fail_wrap(CQP_E_COMPLETION, "%s; the peer said",
+				     ours.msg);
+	return cqp_error_restore(&ours);
+}
+
+static int take_event(struct cqp_comp *c, struct ibv_comp_channel *ch)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+	struct cqp_comp_cq *q;
+
+	if (ibv_get_cq_event(ch, &cq, &ctx)) {
+		if (errno == EAGAIN || errno == EINTR)
+			return 0;
+		return cqp_fail(CQP_E_DEVICE, "ibv_get_cq_event: %s",
+				strerror(errno));
+	}
+	q = ctx;
+	if (c->shared)
+		lock_cq(c, q);
+	q->armed = false;
+	if (++q->unacked >= c->cfg.ack_batch)
+		ack(c, q);
+	if (c->shared) {
+		pthread_mutex_unlock(&q->lock);
+		/* Another thread's CQ: this one drains and rearms it. */
+		if (q->owner != c)
+			c->woke = q;
+	}
+	return 1;
+}
+
+/* Takes what a ready channel holds: one event when blocking, everything
+ * up to EAGAIN when non-blocking. */
+static int drain_channel(struct cqp_comp *c, struct ibv_comp_channel *ch)
+{
+	int rc, got = 0;
+
+	do {
+		rc = take_event(c, ch);
+		if (rc < 0)
+			return rc;
+		got += rc;
+	} while (rc > 0 && c->cfg.nonblock);
+	return got;
+}
+
+/* A blocking channel of several CQs: after the event that woke us, the
+ * others' events already queued are taken too (without blocking).  The
+ * pass that follows reaps their completions; left queued, each would
+ * end the next wait at once and count as a wakeup that never slept. */
+static int drain_queued(struct cqp_comp *c, struct ibv_comp_channel *ch)
+{
+	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
+	int got = 0, rc;
+
+	while (poll(&p, 1, 0) == 1 && (p.revents & POLLIN)) {
+		if ((rc = take_event(c, ch)) <= 0)
+			return rc < 0 ? rc : got;
+		got++;
+	}
+	return got;
+}
+
+static bool step_over(const struct cqp_comp *c)
+{
+	return c->cfg.over && atomic_load(c->cfg.over);
+}
+
+/* 0 after a wakeup, 1 when the step ended meanwhile (cfg.over), 2 when
+ * the residue timer (--cq-mod COUNT,0) says to poll again. */
+static int wait_event(struct cqp_comp *c)
+{
+	uint64_t residue_at = c->residue_ns ? cqp_now_ns() + c->residue_ns : 0;
+
+	for (;;) {
+		uint64_t now = tick(c), wake = 0;
+		int ms = remaining_ms(c, now);
+		int r, got = 0;
+
+		if ((r = peer_after_silence(c, now)) < 0)
+			return r;
+		if (ms == 0)
+			return timed_out(c);
+		/* The deadline itself, not now + whole ms: it stays put from
+		 * wait to wait, so the watchdog need not be woken for it. */
+		if (ms > 0)
+			wake =
+			    c->last_ns + (uint64_t)c->cfg.timeout_ms * 1000000u;
+		/* Wake for the next look at the peer too. */
+		if (c->peer_check && (!wake || peer_due(c) < wake))
+			wake = peer_due(c);
+		if (residue_at && now >= residue_at)
+			return 2;
+		if (residue_at && (!wake || residue_at < wake))
+			wake = residue_at;
+		if (c->epfd < 0) {
+			/* One blocking read per wakeup; the watchdog breaks it
+			 * with EINTR once the deadline passes. */
+			if (!c->wd.running &&
+			    (r = cqp_watchdog_start(&c->wd)) < 0)
+				return r;
+			if (wake)
+				cqp_watchdog_arm(&c->wd, wake);
+			r = got = drain_channel(c, c->chans[0]);
+			cqp_watchdog_disarm(&c->wd);
+			if (got < 0)
+				return got;
+			if (got > 0 && c->ncq > 1 && !c->shared) {
+				int more = drain_queued(c, c->chans[0]);
+
+				if (more < 0)
+					return more;
+			}
+		} else {
+			struct epoll_event ev[16];
+
+			if (wake)
+				ms = wake > now ? (int)((wake - now + 999999u) /
+							1000000u)
+						: 0;
+			r = epoll_wait(c->epfd, ev, 16, ms);
+			for (int i = 0; i < r && got >= 0; i++) {
+				int g =
+				    drain_channel(c, c->chans[ev[i].data.u32]);
+				got = g < 0 ? g : got + g;
+			}
+		}
+		if (r < 0 && errno != EINTR)
+			return cqp_fail(CQP_E_SYS,
+					"waiting for a completion "
+					"event: %s",
+					strerror(errno));
+		if (got < 0)
+			return got;
+		if ((r = stopping(c)) < 0)
+			return r;
+		if (got > 0) {
+			c->cnt.wakeups++;
+			return 0;
+		}
+		if (step_over(c))
+			return 1;
+	}
+}
+
+static int arm_cq(struct cqp_comp *c, struct cqp_comp_cq *q)
+{
+	int rc = 0;
+
+	if (c->shared)
+		lock_cq(c, q);
+	if (!q->armed) {
+		if (ibv_req_notify_cq(q->cq, c->cfg.solicited))
+			rc = cqp_fail(CQP_E_DEVICE, "ibv_req_notify_cq: %s",
+				      strerror(errno));
+		else
+			q->armed = true;
+	}
+	if (c->shared)
+		pthread_mutex_unlock(&q->lock);
+	return rc;
+}
+
+static int arm(struct cqp_comp *c)
+{
+	for (unsigned i = 0; i < c->ncq; i++) {
+		int rc = arm_cq(c, &c->cqs[i]);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* --shared-channel: the other thread's CQ whose event this one took, to
+ * empty; then rearmed (its owner may be asleep) and looked at once more,
+ * for what landed before the arm. */
+static int drain_woken(struct cqp_comp *c, struct ibv_wc *wc, int max)
+{
+	struct cqp_comp_cq *q = c->woke;
+	int want = max < (int)c->cfg.poll_batch ? max : (int)c->cfg.poll_batch;
+	int n = poll_counted(c, q, want, wc);
+
+	if (n == 0 && (n = arm_cq(c, q)) == 0 &&
+	    (n = poll_counted(c, q, want, wc)) == 0)
+		c->woke = NULL;
+	if (n <= 0)
+		return n;
+	c->cnt.foreign_completions += (uint64_t)n;
+	return check_statuses(c, wc, n);
+}
+
+static int found(struct cqp_comp *c, int n)
+{
+	if (c->after_wake)
+		c->cnt.sleep_completions += (uint64_t)n;
+	else
+		c->cnt.spin_completions += (uint64_t)n;
+	/* No clock read here, on the hot path: the next look at the clock
+	 * dates the progress (see tick). */
+	c->progressed = true;
+	return n;
+}
+
+int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
+{
+	uint64_t spin_ns = (uint64_t)c->cfg.spin_us * 1000u;
+	unsigned empty = 0;
+	int n, rc;
+
+	/* Checked on every call, not only when idle: a busy stream must
+	 * stop on SIGINT too. */
+	if ((rc = stopping(c)) < 0)
+		return rc;
+	for (;;) {
+		n = c->woke ? drain_woken(c, wc, max) : 0;
+		if (n == 0)
+			n = poll_pass(c, wc, max);
+		if (n != 0)
+			return n < 0 ? completion_failed(c, n) : found(c, n);
+		c->after_wake = false;
+		if ((rc = stopping(c)) < 0)
+			return rc;
+		if (step_over(c))
+			return 0;
+		if (c->cfg.mode == CQP_CQ_POLL) {
+			uint64_t now;
+
+			if (++empty % CLOCK_EVERY != 0)
+				continue;
+			now = tick(c);
+			if ((rc = peer_after_silence(c, now)) < 0)
+				return rc;
+			if (remaining_ms(c, now) == 0)
+				return timed_out(c);
+			continue;
+		}
+		if (c->cfg.mode == CQP_CQ_HYBRID &&
+		    tick(c) - c->last_ns < spin_ns)
+			continue;
+		rc = arm(c);
+		if (rc < 0)
+			return rc;
+		/* Completions that landed before the CQ was armed raise no
+		 * event: look once more before sleeping. */
+		n = poll_pass(c, wc, max);
+		if (n != 0)
+			return n < 0 ? completion_failed(c, n) : found(c, n);
+		rc = wait_event(c);
+		if (rc < 0)
+			return rc;
+		/* A residue poll's finds were asleep too. */
+		c->after_wake = rc != 1;
+	}
+}
+
+int cqp_comp_poll(struct cqp_comp *c, struct ibv_wc *wc, int max)
+{
+	int n;
+
+	if ((n = stopping(c)) < 0)
+		return n;
+	n = poll_pass(c, wc, max);
+	if (n == 0)
+		c->after_wake = false;
+	return n < 0 ? completion_failed(c, n) : n ? found(c, n) : 0;
+}
+
+/* Sleeps on every channel until one is readable or deadline_ns passes;
+ * takes one event from each readable channel.  Returns the events taken. */
+static int sleep_until(struct cqp_comp *c, uint64_t now, uint64_t deadline_ns)
+{
+	/* --cq-mod COUNT,0: see residue_ns. */
+	uint64_t left = c->residue_ns && deadline_ns - now > c->residue_ns
+			    ? c->residue_ns
+			    : deadline_ns - now;
+	struct timespec ts = {(time_t)(left / 1000000000u),
+			      (long)(left % 1000000000u)};
+	int r, got = 0;
+
+	if (!c->pfd && !(c->pfd = calloc(c->nch, sizeof(*c->pfd))))
+		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	for (unsigned i = 0; i < c->nch; i++)
+		c->pfd[i] =
+		    (struct pollfd){.fd = c->chans[i]->fd, .events = POLLIN};
+	r = ppoll(c->pfd, c->nch, &ts, NULL);
+	if (r < 0 && errno != EINTR)
+		return cqp_fail(CQP_E_SYS,
+				"ppoll on the completion channels: %s",
+				strerror(errno));
+	for (unsigned i = 0; r > 0 && i < c->nch; i++) {
+		int g;
+
+		if (!(c->pfd[i].revents & POLLIN))
+			continue;
+		if ((g = take_event(c, c->chans[i])) < 0)
+			return g;
+		got += g;
+	}
+	return got;
+}
+
+int cqp_comp_wait_until(struct cqp_comp *c, struct ibv_wc *wc, int max,
+			uint64_t deadline_ns)
+{
+	uint64_t spin_ns = (uint64_t)c->cfg.spin_us * 1000u;
+
+	for (;;) {
+		int n = cqp_comp_poll(c, wc, max), rc;
+		uint64_t now;
+
+		if (n)
+			return n;
+		now = tick(c);
+		if (now >= deadline_ns)
+			return 0;
+		if (c->cfg.mode == CQP_CQ_POLL || !c->nch ||
+		    (c->cfg.mode == CQP_CQ_HYBRID &&
+		     now - c->last_ns < spin_ns))
+			continue;
+		if ((rc = arm(c)) < 0)
+			return rc;
+		/* What landed before the arm raises no event. */
+		if ((n = cqp_comp_poll(c, wc, max)) != 0)
+			return n;
+		if ((rc = sleep_until(c, now, deadline_ns)) < 0)
+			return rc;
+		if (rc > 0) {
+			c->cnt.wakeups++;
+			c->after_wake = true;
+		}
+	}
+}
+
+/* For a wait on our own sends: poll instead of sleeping on a channel
+ * armed for solicited events only (polling keeps the deadline and the
+ * look at the peer).  Returns the mode to restore. */
+static uint32_t spin_for_sends(struct cqp_comp *c)
+{
+	uint32_t mode = c->cfg.mode;
+
+	if (c->cfg.solicited)
+		c->cfg.mode = CQP_CQ_POLL;
+	return mode;
+}
+
+int cqp_comp_reap_sends(struct cqp_comp *c, struct ibv_wc *wc, int max)
+{
+	uint32_t mode = spin_for_sends(c);
+	int n = cqp_comp_reap(c, wc, max);
+
+	c->cfg.mode = mode;
+	return n;
+}
+
+int cqp_comp_reap_sends_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
+			     uint64_t since_ns, uint32_t wait_ms)
+{
+	uint32_t mode = spin_for_sends(c);
+	int n = cqp_comp_reap_from(c, wc, max, since_ns, wait_ms);
+
+	c->cfg.mode = mode;
+	return n;
+}
+
+int cqp_comp_reap_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
+		       uint64_t since_ns, uint32_t wait_ms)
+{
+	int saved = c->cfg.timeout_ms, rc;
+	int (*check)(void *) = c->peer_check;
+
+	c->cfg.timeout_ms = wait_ms ? (int)wait_ms : 1;
+	c->last_ns = since_ns;
+	c->progressed = false;
+	/* No looks during the wait (they would wake an idle wait), one
+	 * after it if it ended in silence. */
+	c->peer_check = NULL;
+	rc = cqp_comp_reap(c, wc, max);
+	c->peer_check = check;
+	c->cfg.timeout_ms = saved;
+	if (rc < 0 && cqp_errcode() == CQP_E_TIMEOUT) {
+		cqp_errclear();
+		return cqp_comp_check_peer(c, cqp_now_ns());
+	}
+	return rc;
+}
+
+int cqp_comp_reap_within(struct cqp_comp *c, struct ibv_wc *wc, int max,
+			 uint32_t wait_ms)
+{
+	return cqp_comp_reap_from(c, wc, max, cqp_now_ns(), wait_ms);
+}
+
+void cqp_comp_begin(struct cqp_comp *c)
+{
+	memset(&c->cnt, 0, sizeof(c->cnt));
+	cqp_acct_begin(&c->acct);
+	c->last_ns = cqp_now_ns();
+	c->progressed = false;
+}
+
+void cqp_comp_prepare(struct cqp_comp *c)
+{
+	cqp_acct_begin_machine(&c->acct);
+}
+
+void cqp_comp_cost(struct cqp_comp *c, struct cqp_cost *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->valid = true;
+	cqp_acct_end(&c->acct, out);
+	out->completions = c->cnt.completions;
+	out->polls = c->cnt.polls;
+	out->empty_polls = c->cnt.empty_polls;
+	out->wakeups = c->cnt.wakeups;
+	out->events_acked = c->cnt.events_acked;
+	out->spin_completions = c->cnt.spin_completions;
+	out->sleep_completions = c->cnt.sleep_completions;
+	out->has_shared = c->shared;
+	out->foreign_completions = c->cnt.foreign_completions;
+	out->lock_waits = c->cnt.lock_waits;
+	out->lock_wait_us = (double)c->cnt.lock_wait_ns / 1e3;
+	out->channels = c->shared ? c->cfg.count_shared : c->nch;
+}
+
+void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
+			      const struct cqp_params *p, bool receiver,
+			      volatile sig_atomic_t *stop)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mode = p->cq_mode;
+	cfg->poll_batch = p->poll_batch;
+	cfg->ack_batch = p->ack_batch;
+	cfg->spin_us = p->spin_us;
+	cfg->solicited = p->solicited && receiver;
+	cfg->nonblock = p->nonblock;
+	cfg->channel_per_cq = p->channel_per_cq;
+	cfg->comp_vector = p->comp_vector;
+	cfg->cpu = p->cpu;
+	cfg->timeout_ms = (int)p->timeout_s * 1000;
+	cfg->port = p->ib_port;
+	cfg->stop = stop;
+}
+
+/* Thread t's part of cfg: its CPU of --cpu LIST, its first CQ, the
+ * step's flags and the shared channel. */
+static void cfg_thread(struct cqp_comp_cfg *cfg,
+		       const struct cqp_comp_set_req *req, unsigned t,
+		       struct ibv_comp_channel *shared)
+{
+	const struct cqp_params *p = req->p;
+
+	cfg->cpu = t < p->ncpu ? p->cpus[t] : -1;
+	cfg->first_cq = t * req->ncq;
+	cfg->abort = req->abort;
+	cfg->over = req->over;
+	cfg->shared = shared;
+	cfg->count_shared = shared && t == 0;
+}
+
+int cqp_comp_set_create(struct cqp_comp_set *s, struct ibv_context *ctx,
+			const struct cqp_comp_set_req *req)
+{
+	const struct cqp_params *p = req->p;
+	struct cqp_comp_cfg cfg;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if (!(s->comp = calloc(p->nthreads, sizeof(*s->comp))))
+		return cqp_fail(CQP_E_NOMEM, "out of memory");
+	/* Spreading over one vector is no spreading: said, not refused. */
+	if (p->comp_vector < 0 && ctx->num_comp_vectors <= 1)
+		fprintf(stderr,
+			"note: --comp-vector auto: %s has 1 completion vector; "
+			"every CQ is on vector 0\n",
+			ibv_get_device_name(ctx->device));
+	/* Only a receiver shares: a sender's completions are its own
+	 * flow control (the QPs' sends in flight). */
+	if (p->shared_channel && req->receiver &&
+	    !(s->shared = ibv_create_comp_channel(ctx)))
+		return cqp_fail(CQP_E_DEVICE, "ibv_create_comp_channel: %s",
+				strerror(errno));
+	for (unsigned t = 0; t < p->nthreads; t++) {
+		cqp_comp_cfg_from_params(&cfg, p, req->receiver, req->stop);
+		cfg_thread(&cfg, req, t, s->shared);
+		rc = cqp_comp_create(&s->comp[t], ctx, &cfg, req->ncq,
+				     req->depth);
+		if (rc < 0)
+			return rc;
+		s->n++;
+		if (p->cq_mod_count &&
+		    (rc = cqp_comp_moderate(&s->comp[t], p->cq_mod_count,
+					    p->cq_mod_usec)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+void cqp_comp_set_destroy(struct cqp_comp_set *s)
+{
+	for (unsigned t = 0; t < s->n; t++)
+		cqp_comp_destroy(&s->comp[t]);
+	if (s->shared)
+		ibv_destroy_comp_channel(s->shared);
+	free(s->comp);
+	memset(s, 0, sizeof(*s));
+}
+
+void cqp_comp_account_peer(struct cqp_comp *c, int pid)
+{
+	cqp_acct_set_peer(&c->acct, pid);
+}
+
+void cqp_comp_set_mode(struct cqp_comp *c, uint32_t mode)
+{
+	c->cfg.mode = mode;
+}
+
+void cqp_comp_set_spin(struct cqp_comp *c, uint32_t spin_us)
+{
+	c->cfg.spin_us = spin_us;
+}
+
+int cqp_comp_idle(struct cqp_comp *c, unsigned seconds, struct cqp_cost *out)
+{
+	struct ibv_wc wc[4];
+	struct cqp_cpu_acct a;
+	int rc;
+
+	/* Its own window: the measured phase's stays as it was. */
+	cqp_acct_init(&a, c->cfg.cpu);
+	cqp_acct_begin_self(&a);
+	/* The wait ends by the no-progress deadline, which is the point. */
+	rc = cqp_comp_reap_within(c, wc, 4, seconds * 1000u);
+	if (rc > 0)
+		return cqp_fail(CQP_E_PROTO, "a completion arrived while the "
+					     "connection should be idle");
+	if (rc < 0)
+		return rc;
+	cqp_acct_thread(&a, &out->idle_cpu_pct, &out->idle_cpu_user_pct,
+			&out->idle_cpu_sys_pct);
+	out->has_idle = true;
+	return 0;
+}
