@@ -590,7 +590,7 @@ static void test_short_reads(void)
 		memcpy(hello + 12, rec, sizeof(rec) - 1);
 		d = (struct dribble){b.fd, hello, sizeof(hello), 1};
 		pthread_create(&th, NULL, dribble_main, &d);
-		CHECK_OK(cqp_oob_hello(&a, "cq_poll_bw", "0.1.0"));
+		CHECK_OK(cqp_session_hello(&a, "cq_poll_bw", "0.1.0"));
 		pthread_join(th, NULL);
 		cqp_oob_close(&a);
 		cqp_oob_close(&b);
@@ -917,9 +917,9 @@ static void *side_main(void *arg)
 	struct side *s = arg;
 
 	if (s->barrier)
-		s->rc = cqp_oob_barrier(s->o, s->barrier);
+		s->rc = cqp_session_barrier(s->o, s->barrier);
 	else
-		s->rc = cqp_oob_hello(s->o, s->tool, s->version);
+		s->rc = cqp_session_hello(s->o, s->tool, s->version);
 	s->code = cqp_errcode();
 	snprintf(s->msg, sizeof(s->msg), "%s", cqp_errmsg());
 	return NULL;
@@ -959,12 +959,12 @@ static void test_hello_barrier(void)
 			  "proto=1\ntool=cq_poll_bw\nversion=0.1.0\n"
 			  "boot_id=00000000-0000-0000-0000-000000000000\n"
 			  "pid=42\n"));
-	CHECK_OK(cqp_oob_hello(&a, "cq_poll_bw", "0.1.0"));
+	CHECK_OK(cqp_session_hello(&a, "cq_poll_bw", "0.1.0"));
 	CHECK(!a.peer_local && a.peer_pid == 0);
 	CHECK_OK(cqp_oob_expect(&b, CQP_MSG_HELLO, buf, sizeof(buf), &len));
 	CHECK_OK(send_str(&b, CQP_MSG_HELLO,
 			  "proto=1\ntool=cq_poll_bw\nversion=0.1.0\n"));
-	CHECK_OK(cqp_oob_hello(&a, "cq_poll_bw", "0.1.0"));
+	CHECK_OK(cqp_session_hello(&a, "cq_poll_bw", "0.1.0"));
 	CHECK(!a.peer_local);
 	CHECK_OK(cqp_oob_expect(&b, CQP_MSG_HELLO, buf, sizeof(buf), &len));
 
@@ -1000,17 +1000,17 @@ static void test_hello_barrier(void)
 	/* A peer hello with another protocol in the record, or broken. */
 	CHECK_OK(send_str(&b, CQP_MSG_HELLO,
 			  "proto=2\ntool=cq_poll_bw\nversion=9\n"));
-	CHECK_ERR(cqp_oob_hello(&a, "cq_poll_bw", "0.1.0"), CQP_E_VERSION,
+	CHECK_ERR(cqp_session_hello(&a, "cq_poll_bw", "0.1.0"), CQP_E_VERSION,
 		  "speaking cqperf protocol v2");
 	CHECK_OK(cqp_oob_expect(&b, CQP_MSG_HELLO, buf, sizeof(buf), &len));
 	CHECK_OK(send_str(&b, CQP_MSG_HELLO, "proto=1\n"));
-	CHECK_ERR(cqp_oob_hello(&a, "cq_poll_bw", "0.1.0"), CQP_E_PROTO,
+	CHECK_ERR(cqp_session_hello(&a, "cq_poll_bw", "0.1.0"), CQP_E_PROTO,
 		  "bad HELLO from peer side-b:2: key=value record lacks key "
 		  "\"tool\"");
 	CHECK_OK(cqp_oob_expect(&b, CQP_MSG_HELLO, buf, sizeof(buf), &len));
 	/* hello waiting on a silent peer times out, saying for what */
 	a.timeout_ms = T_MS;
-	CHECK_ERR(cqp_oob_hello(&a, "cq_poll_bw", "0.1.0"), CQP_E_TIMEOUT,
+	CHECK_ERR(cqp_session_hello(&a, "cq_poll_bw", "0.1.0"), CQP_E_TIMEOUT,
 		  "no answer from peer side-b:2 within 300 ms (waiting for "
 		  "its HELLO)");
 	cqp_oob_close(&a);
@@ -1037,12 +1037,13 @@ static void *server_main(void *arg)
 	s->rc = cqp_oob_accept(s->lfd, 3000, &o);
 	if (s->rc == 0) {
 		snprintf(s->peer, sizeof(s->peer), "%s", o.peer);
-		if ((s->rc = cqp_oob_hello(&o, "cq_poll_bw", "0.1.0")) == 0 &&
+		if ((s->rc = cqp_session_hello(&o, "cq_poll_bw", "0.1.0")) ==
+			0 &&
 		    (s->rc = cqp_oob_expect(&o, CQP_MSG_PARAMS, buf,
 					    sizeof(buf), &len)) == 0 &&
 		    (s->rc = strcmp(buf, "size=65536\n") ? -1 : 0) == 0 &&
 		    (s->rc = send_str(&o, CQP_MSG_ACCEPT, "ok=1\n")) == 0 &&
-		    (s->rc = cqp_oob_barrier(&o, "measure")) == 0 &&
+		    (s->rc = cqp_session_barrier(&o, "measure")) == 0 &&
 		    (s->rc = cqp_oob_recv(&o, &t, buf, sizeof(buf), &len)) == 0)
 			s->rc = t == CQP_MSG_BYE ? 0 : -1;
 		cqp_oob_close(&o);
@@ -1079,10 +1080,10 @@ static void test_tcp(void)
 	CHECK_OK(cqp_oob_connect("127.0.0.1", port, 3000, &c));
 	snprintf(want, sizeof(want), "127.0.0.1:%u", port);
 	CHECK_STR(c.peer, want);
-	CHECK_OK(cqp_oob_hello(&c, "cq_poll_bw", "0.1.0"));
+	CHECK_OK(cqp_session_hello(&c, "cq_poll_bw", "0.1.0"));
 	CHECK_OK(send_str(&c, CQP_MSG_PARAMS, "size=65536\n"));
 	CHECK_OK(cqp_oob_expect(&c, CQP_MSG_ACCEPT, buf, sizeof(buf), &len));
-	CHECK_OK(cqp_oob_barrier(&c, "measure"));
+	CHECK_OK(cqp_session_barrier(&c, "measure"));
 	CHECK_OK(cqp_oob_send(&c, CQP_MSG_BYE, NULL, 0));
 	pthread_join(th, NULL);
 	CHECK(s.rc == 0);

@@ -207,7 +207,7 @@ static void step_what(const struct cqp_params *p, const struct step *st,
  * mode?  Both sides idle at once, after a barrier. */
 static int measure_idle(struct cqp_run *run, struct cqp_cost *mine)
 {
-	int rc = cqp_oob_barrier(&run->s->oob, "idle");
+	int rc = cqp_session_barrier(&run->s->oob, "idle");
 
 	if (rc < 0)
 		return rc;

@@ -65,7 +65,7 @@ static int connect_qps(struct cqp_rc *rc, struct cqp_run *run)
 					&remote[i], rc->mtu);
 	/* Neither side may send before the other's QPs are ready. */
 	if (ret == 0)
-		ret = cqp_oob_barrier(&run->s->oob, "connected");
+		ret = cqp_session_barrier(&run->s->oob, "connected");
 out:
 	free(local);
 	free(remote);

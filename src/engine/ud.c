@@ -480,7 +480,7 @@ static int path_cm(struct cqp_ud *ud, struct cqp_run *run,
 				      ud->dev.info.name);
 		/* The client may resolve only once we listen. */
 		if (rc == 0)
-			rc = cqp_oob_barrier(&run->s->oob, "cm-listening");
+			rc = cqp_session_barrier(&run->s->oob, "cm-listening");
 		if (rc == 0)
 			rc = cqp_ud_cm_accept(ud->cm, qpns, ud->nqp, remote);
 		free(qpns);
@@ -491,7 +491,7 @@ static int path_cm(struct cqp_ud *ud, struct cqp_run *run,
 		return cqp_ah_create(&ud->dev, &remote[0].gid, remote[0].lid,
 				     &ud->ah);
 	}
-	rc = cqp_oob_barrier(&run->s->oob, "cm-listening");
+	rc = cqp_session_barrier(&run->s->oob, "cm-listening");
 	if (rc == 0)
 		rc = cqp_ud_cm_connect(
 		    &ud->cm, p->cm_addr[0] ? p->cm_addr : p->host,
@@ -547,7 +547,7 @@ static int connect_path(struct cqp_ud *ud, struct cqp_run *run)
 			     : path_oob(ud, run, local, remote);
 	/* Neither side may send before the other's receives are posted. */
 	if (rc == 0)
-		rc = cqp_oob_barrier(&run->s->oob, "connected");
+		rc = cqp_session_barrier(&run->s->oob, "connected");
 out:
 	free(local);
 	free(remote);

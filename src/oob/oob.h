@@ -90,14 +90,6 @@ void cqp_oob_sanitize(char *s);
 /* Send an ERROR frame with a reason (best effort, never blocks long). */
 void cqp_oob_send_error(struct cqp_oob *o, const char *reason);
 
-/* Hello: both sides send {proto, tool, version} and check the other's.
- * A different tool or protocol version fails with CQP_E_VERSION naming
- * what the peer runs. */
-int cqp_oob_hello(struct cqp_oob *o, const char *tool, const char *version);
-
-/* Both sides send BARRIER(name) and wait for the peer's. */
-int cqp_oob_barrier(struct cqp_oob *o, const char *name);
-
 /* True when the peer has sent something (or hung up) that we have not
  * read: lets a loop that waits on the network notice its peer.  Never
  * blocks. */

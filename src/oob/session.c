@@ -9,7 +9,116 @@
 
 #include "base/error.h"
 #include "base/fabric.h"
+#include "base/textfile.h"
 #include "base/version.h"
+
+/* A hello or a barrier record: a few short keys. */
+#define HELLO_PAYLOAD 1024
+
+/* Re-fail a kv lookup error with what it was about. */
+static int fail_in(const char *what, const char *peer)
+{
+	return cqp_fail_wrap(cqp_errcode(), "bad %s from peer %s", what, peer);
+}
+
+/* This machine's identity, for telling a peer on the same one
+ * (cpuacct.h counts its CPU as no noise); "" when unknown. */
+static void boot_id(char *buf, size_t cap)
+{
+	cqp_read_line("/proc/sys/kernel/random/boot_id", buf, cap);
+}
+
+int cqp_session_hello(struct cqp_oob *o, const char *tool, const char *version)
+{
+	char buf[HELLO_PAYLOAD], ptool[128], pver[128], boot[64], pboot[64];
+	struct cqp_kv_writer w;
+	uint64_t proto, pid = 0;
+	uint32_t len;
+	int rc;
+
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_kv_add_u64(&w, "proto", CQP_OOB_VERSION);
+	cqp_kv_add_str(&w, "tool", tool);
+	cqp_kv_add_str(&w, "version", version);
+	/* Who we are on which machine: a peer on the same one is no
+	 * noise in the other's CPU accounting. */
+	boot_id(boot, sizeof(boot));
+	cqp_kv_add_str(&w, "boot_id", boot);
+	cqp_kv_add_u64(&w, "pid", (uint64_t)getpid());
+	if (w.overflow)
+		return cqp_fail(CQP_E_PROTO,
+				"cannot encode hello for tool \"%s\" version "
+				"\"%s\"",
+				tool, version);
+	/* Both sides send before they read, so neither waits on the other
+	 * and both get to report a mismatch. */
+	rc = cqp_oob_send(o, CQP_MSG_HELLO, buf, (uint32_t)w.len);
+	if (rc < 0)
+		return rc;
+	rc = cqp_oob_expect(o, CQP_MSG_HELLO, buf, sizeof(buf), &len);
+	if (rc < 0)
+		return rc;
+	if ((rc = cqp_kv_get_u64(buf, len, "proto", &proto)) < 0 ||
+	    (rc = cqp_kv_get_str(buf, len, "tool", ptool, sizeof(ptool))) < 0 ||
+	    (rc = cqp_kv_get_str(buf, len, "version", pver, sizeof(pver))) < 0)
+		return fail_in("HELLO", o->peer);
+	cqp_oob_sanitize(ptool);
+	cqp_oob_sanitize(pver);
+	if (proto != CQP_OOB_VERSION)
+		return cqp_fail(CQP_E_VERSION,
+				"peer %s runs %s %s speaking cqperf protocol "
+				"v%llu, we run %s %s speaking v%u",
+				o->peer, ptool, pver, (unsigned long long)proto,
+				tool, version, CQP_OOB_VERSION);
+	/* Parameters travel as differences from the defaults, so both sides
+	 * must run the same release, not only the same protocol. */
+	if (strcmp(ptool, tool) != 0 || strcmp(pver, version) != 0)
+		return cqp_fail(CQP_E_VERSION,
+				"peer %s runs %s %s, we run %s %s", o->peer,
+				ptool, pver, tool, version);
+	/* Optional: without them the peer counts as remote. */
+	o->peer_local = false;
+	o->peer_pid = 0;
+	if (boot[0] &&
+	    cqp_kv_get_str(buf, len, "boot_id", pboot, sizeof(pboot)) == 0 &&
+	    cqp_kv_get_u64(buf, len, "pid", &pid) == 0 && pid > 0 &&
+	    pid <= INT32_MAX && strcmp(boot, pboot) == 0) {
+		o->peer_local = true;
+		o->peer_pid = (int)pid;
+	}
+	cqp_errclear();
+	return 0;
+}
+
+int cqp_session_barrier(struct cqp_oob *o, const char *name)
+{
+	char buf[HELLO_PAYLOAD], phase[256];
+	struct cqp_kv_writer w;
+	uint32_t len;
+	int rc;
+
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_kv_add_str(&w, "phase", name);
+	if (w.overflow)
+		return cqp_fail(CQP_E_PROTO, "cannot encode barrier \"%s\"",
+				name);
+	rc = cqp_oob_send(o, CQP_MSG_BARRIER, buf, (uint32_t)w.len);
+	if (rc < 0)
+		return rc;
+	rc = cqp_oob_expect(o, CQP_MSG_BARRIER, buf, sizeof(buf), &len);
+	if (rc < 0)
+		return rc;
+	rc = cqp_kv_get_str(buf, len, "phase", phase, sizeof(phase));
+	if (rc < 0)
+		return fail_in("BARRIER", o->peer);
+	cqp_oob_sanitize(phase);
+	if (strcmp(phase, name) != 0)
+		return cqp_fail(CQP_E_PROTO,
+				"peer %s is at barrier \"%s\", we are at "
+				"\"%s\"",
+				o->peer, phase, name);
+	return 0;
+}
 
 static int init(struct cqp_session *s, struct cqp_params *p, enum cqp_tool tool,
 		bool is_client)
@@ -41,7 +150,7 @@ int cqp_session_connect(struct cqp_session *s, struct cqp_params *p,
 			     (int)p->timeout_s * 1000, &s->oob);
 	if (rc < 0)
 		return rc;
-	rc = cqp_oob_hello(&s->oob, cqp_tool_name(tool), CQP_VERSION);
+	rc = cqp_session_hello(&s->oob, cqp_tool_name(tool), CQP_VERSION);
 	if (rc < 0)
 		return rc;
 	cqp_kv_writer_init(&w, rec, sizeof(rec));
@@ -95,7 +204,7 @@ int cqp_session_accept(struct cqp_session *s, cqp_mem_need_fn mem_need)
 	if (rc < 0)
 		return rc;
 	s->oob.timeout_ms = (int)s->p->timeout_s * 1000;
-	rc = cqp_oob_hello(&s->oob, cqp_tool_name(s->tool), CQP_VERSION);
+	rc = cqp_session_hello(&s->oob, cqp_tool_name(s->tool), CQP_VERSION);
 	if (rc < 0)
 		goto drop;
 	rc = cqp_oob_expect(&s->oob, CQP_MSG_PARAMS, s->buf,

@@ -73,4 +73,12 @@ void cqp_session_abort(struct cqp_session *s);
 void cqp_session_end(struct cqp_session *s);
 void cqp_session_close(struct cqp_session *s);
 
+/* Hello: both sides send {proto, tool, version} and check the other's.
+ * A different tool or protocol version fails with CQP_E_VERSION naming
+ * what the peer runs. */
+int cqp_session_hello(struct cqp_oob *o, const char *tool, const char *version);
+
+/* Both sides send BARRIER(name) and wait for the peer's. */
+int cqp_session_barrier(struct cqp_oob *o, const char *name);
+
 #endif

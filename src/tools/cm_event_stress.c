@@ -58,7 +58,7 @@ static int setup(struct cqp_run *run, void *arg)
 		if (!c->cl.conns)
 			return cqp_fail(CQP_E_NOMEM, "out of memory");
 		/* The server listens before the first connect. */
-		return cqp_oob_barrier(&run->s->oob, "cm-listening");
+		return cqp_session_barrier(&run->s->oob, "cm-listening");
 	}
 	{
 		struct sockaddr_in6 any = {.sin6_family = AF_INET6,
@@ -73,7 +73,7 @@ static int setup(struct cqp_run *run, void *arg)
 					"listening for RDMA CM on port %u: %s",
 					p->port, strerror(errno));
 	}
-	return cqp_oob_barrier(&run->s->oob, "cm-listening");
+	return cqp_session_barrier(&run->s->oob, "cm-listening");
 }
 
 static void teardown(struct cqp_run *run, void *arg)

@@ -6,9 +6,9 @@
  *
  *   clang -g -std=gnu11 -D_GNU_SOURCE -Isrc \
  *     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
- *     -o fuzz_oob tests/fuzz/fuzz_oob.c src/oob/oob.c src/base/kv.c
- * src/base/error.c \ src/base/options.c src/base/textfile.c mkdir -p
- * /tmp/fuzz-oob
+ *     -o fuzz_oob tests/fuzz/fuzz_oob.c src/oob/oob.c \
+ *     src/base/kv.c src/base/error.c src/base/options.c
+ *   mkdir -p /tmp/fuzz-oob
  *   ./fuzz_oob -max_total_time=60 /tmp/fuzz-oob tests/fuzz/corpus/oob
  *
  * (libFuzzer adds what it finds to the first directory: not the seeds.)

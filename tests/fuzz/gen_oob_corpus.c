@@ -4,8 +4,8 @@
  * stay valid when the format changes.  Not built by `make`; by hand:
  *
  *   clang -std=gnu11 -D_GNU_SOURCE -Isrc -o gen_oob_corpus \
- *     tests/fuzz/gen_oob_corpus.c src/oob/oob.c src/base/kv.c src/base/error.c
- * \ src/base/options.c src/base/textfile.c
+ *     tests/fuzz/gen_oob_corpus.c src/oob/oob.c \
+ *     src/base/kv.c src/base/error.c src/base/options.c
  *   ./gen_oob_corpus tests/fuzz/corpus/oob
  */
 #include <stdio.h>

@@ -25,7 +25,7 @@ targets="oob options"
 # The sources each target links (as in its build-by-hand comment).
 sources() {
 	case $1 in
-	oob) echo "src/oob/oob.c src/base/kv.c src/base/error.c src/base/options.c src/base/textfile.c" ;;
+	oob) echo "src/oob/oob.c src/base/kv.c src/base/error.c src/base/options.c" ;;
 	options) echo "src/base/options.c src/base/kv.c src/base/error.c" ;;
 	esac
 }
