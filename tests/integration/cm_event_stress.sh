@@ -11,15 +11,7 @@
 require_device
 
 CM=$CQPERF_BIN/cm_event_stress
-port=$(next_port)
-start_server cm_event_stress "$port" --persistent --timeout 30 ||
-	not_ok "server listens"
-
-client() { # client OUT ARGS...
-	local out=$1
-	shift
-	timeout 300 "$CM" -p "$port" --timeout 30 "$@" "$ADDR" >"$out" 2>"$out.err"
-}
+serve cm_event_stress 30
 
 # The books balance: what the client tried, the server saw, both sides
 # created and destroyed, took and acked.  $1: connections per round x

@@ -6,9 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 require_device
 
-port=$(next_port)
-start_server cq_event_lat "$port" --persistent --timeout 20 ||
-	not_ok "server listens"
+serve cq_event_lat 20
 
 # The server restarts its counters on the first measured ping, after
 # counting its receive: 2N - 1 completions (N - 1 receives, N sends).

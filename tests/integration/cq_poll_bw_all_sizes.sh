@@ -5,9 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 require_device
 
-port=$(next_port)
-start_server cq_poll_bw "$port" --persistent --timeout 30 ||
-	not_ok "server listens"
+serve cq_poll_bw 30
 
 out=$WORK/all.json
 "$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 30 -a -n 8 \

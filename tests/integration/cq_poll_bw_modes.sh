@@ -6,9 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 require_device
 
-port=$(next_port)
-start_server cq_poll_bw "$port" --persistent --timeout 20 ||
-	not_ok "server listens"
+serve cq_poll_bw 20
 
 iters_for() { case $1 in 65536) echo 300 ;; *) echo 2000 ;; esac; }
 

@@ -80,6 +80,24 @@ start_server() {
 	wait_listen "$port"
 }
 
+# serve TOOL TIMEOUT [ARGS...]: a --persistent server of TOOL with that
+# --timeout on a new $port, for the client below.
+serve() {
+	SERVE_TOOL=$1 SERVE_TMO=$2
+	shift 2
+	port=$(next_port)
+	start_server "$SERVE_TOOL" "$port" --persistent --timeout "$SERVE_TMO" "$@" ||
+		not_ok "$SERVE_TOOL: server listens"
+}
+
+# client OUT ARGS...: one client of the server serve started; stdout in
+# OUT, stderr in OUT.err.
+client() {
+	local out=$1
+	shift
+	timeout 300 "$CQPERF_BIN/$SERVE_TOOL" -d "$DEV" -p "$port" \
+		--timeout "$SERVE_TMO" "$@" "$ADDR" >"$out" 2>"$out.err"
+}
 
 # lat NAME ARGS...: a cq_event_lat client of the server on $port, JSON
 # output in $WORK/NAME.json, stderr in $WORK/NAME.err.

@@ -19,18 +19,12 @@ run() {
 		show "$WORK/$tool-$name.err"
 }
 
-serve() { # serve TOOL: a persistent server on a new port
-	port=$(next_port)
-	start_server "$1" "$port" --persistent --timeout 30 ||
-		not_ok "$1: server listens"
-}
-
 served() { # served TOOL: stop it; its own reports fit too
 	stop_server
 	fits "$1 server" "$WORK/$1.server.out"
 }
 
-serve cq_poll_bw
+serve cq_poll_bw 30
 run cq_poll_bw wide -d "$DEV" -s 4K -n 200 --cq-mode event --wide
 check "cq_poll_bw --wide: the row and both sides' cost on one line" eval \
 	"grep -q 'client: CPU%.*server: CPU%' '$WORK/cq_poll_bw-wide.out' &&
@@ -40,25 +34,25 @@ check "cq_poll_bw --wide: the row and both sides' cost on one line" eval \
 	show "$WORK/cq_poll_bw-wide.out"
 served cq_poll_bw
 
-serve cq_event_lat
+serve cq_event_lat 30
 run cq_event_lat idle -d "$DEV" --compare-modes --idle-sec 1 -s 4K -n 100
 fits "cq_event_lat --compare-modes --idle-sec" "$WORK/cq_event_lat-idle.out"
 served cq_event_lat
 
-serve ud_send_bw
+serve ud_send_bw 30
 run ud_send_bw srq -d "$DEV" -q 8 --srq -r 4096 --verify --cq-mode event \
 	-n 1000
 fits "ud_send_bw -q 8 --srq" "$WORK/ud_send_bw-srq.out"
 served ud_send_bw
 
-serve ud_send_lat
+serve ud_send_lat 30
 run ud_send_lat modes -d "$DEV" --compare-modes -n 100
 fits "ud_send_lat --compare-modes" "$WORK/ud_send_lat-modes.out"
 run ud_send_lat rate -d "$DEV" --rate 200 -n 100
 fits "ud_send_lat --rate" "$WORK/ud_send_lat-rate.out"
 served ud_send_lat
 
-serve cm_event_stress
+serve cm_event_stress 30
 run cm_event_stress workers --threads 4 --msgs 4 -c 20
 fits "cm_event_stress --threads" "$WORK/cm_event_stress-workers.out"
 served cm_event_stress

@@ -8,9 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 require_device
 
-port=$(next_port)
-start_server cq_event_lat "$port" --persistent --timeout 20 ||
-	not_ok "server listens"
+serve cq_event_lat 20
 
 # stall_server AFTER SEC: SIGSTOP the server AFTER seconds from now, for SEC.
 stall_server() {

@@ -9,15 +9,7 @@
 require_device
 
 BW=$CQPERF_BIN/ud_send_bw
-port=$(next_port)
-start_server ud_send_bw "$port" --persistent --timeout 20 ||
-	not_ok "server listens"
-
-client() { # client OUT ARGS...: one run against the persistent server
-	local out=$1
-	shift
-	"$BW" -d "$DEV" -p "$port" --timeout 20 "$@" "$ADDR" >"$out" 2>"$out.err"
-}
+serve ud_send_bw 20
 
 for mode in poll event hybrid; do
 	for size in 64 1024 4096; do
