@@ -47,7 +47,6 @@ def places(tool):
         ("Makefile.am dist_man_MANS", "man/%s.1" % tool in make_var(mk, "dist_man_MANS")),
         ("man/cqperf.7 SEE ALSO", ".BR %s (1)" % tool in text("man/cqperf.7")),
         ("tools/doc2man.py SEE ALSO", '".BR %s (1)' % tool in text("tools/doc2man.py")),
-        (".gitignore", "/src/%s\n" % tool in text(".gitignore")),
         ("cqperf.spec.in binary", "%%{_bindir}/%s\n" % tool in text("cqperf.spec.in")),
         ("cqperf.spec.in page", "man1/%s.1" % tool in text("cqperf.spec.in")),
         ("debian/control description", tool in text("debian/control")),
@@ -58,7 +57,9 @@ def places(tool):
          tool in re.search(tools_re, text("tests/test_badargs.sh"), re.M).group(1).split()),
         ("tests/test_completion.sh tools",
          tool in re.search(tools_re, text("tests/test_completion.sh"), re.M).group(1).split()),
-    ]
+    ] + ([(".gitignore", "/src/%s\n" % tool in text(".gitignore"))]
+         # a release tarball has none
+         if os.path.exists(os.path.join(TOP, ".gitignore")) else [])
 
 
 def main():
