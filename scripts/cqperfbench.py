@@ -1,0 +1,425 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""cqperfbench: what the side-by-side benchmarks (scripts/bench-*.sh) and
+the regression gate (cqperf-regress) share, one implementation each:
+
+- pinning: server and client each on a CPU of their own (pin);
+- perftest's output: the value under a named column in the row of a size
+  (perftest_value), as perftest 4.5 and 6.x print it;
+- the statistics of paired runs: the median of the paired ratios
+  ours/theirs and its interval from a paired bootstrap (bootstrap_ci,
+  stratified_ci), a verdict against 1 (verdict_of) or against a
+  tolerance (judge_ratio);
+- the bench reports (summarize and its helpers), which the scripts'
+  `report` hooks call through bench-lib.sh's bench_python.
+
+Run as a program, it answers the shell:
+    cqperfbench.py pin CPU                  "taskset -c CPU", or nothing
+    cqperfbench.py perftest FILE SIZE COL...  each COL's value, one line
+"""
+import csv
+import json
+import math
+import os
+import random
+import shutil
+import statistics
+import sys
+
+
+# ---- pinning ----
+
+def pin(cpu):
+    """(taskset prefix, cqperf --cpu option) for one side when there are
+    two CPUs or more, else nothing: unpinned, two spinning processes in a
+    2-CPU TCG guest swing 64 B runs by up to 2x; pinned, runs agree within
+    a few percent.  BENCH_NO_PIN=1: never."""
+    if (os.cpu_count() or 1) < 2 or os.environ.get("BENCH_NO_PIN") or \
+            not shutil.which("taskset"):
+        return [], []
+    return ["taskset", "-c", str(cpu)], ["--cpu", str(cpu)]
+
+
+# ---- perftest's output ----
+
+class PerftestError(ValueError):
+    """perftest printed no row or column that was asked for."""
+
+
+def perftest_headers(line):
+    """perftest's column names in a header line: a word without a unit
+    ("BW", "99%") belongs to the next one ("BW average[MB/sec]")."""
+    out, pending = [], []
+    for w in line.split():
+        if w.startswith("#") or "[" in w:
+            out.append(" ".join(pending + [w]))
+            pending = []
+        else:
+            pending.append(w)
+    return out
+
+
+def perftest_value(text, header, size):
+    """The value under HEADER (e.g. "MsgRate[Mpps]", "t_typical[usec]") in
+    the row of SIZE bytes of perftest's result table in TEXT."""
+    cols = None
+    for line in text.splitlines():
+        heads = perftest_headers(line)
+        if header in heads:
+            cols = heads
+            continue
+        f = line.split()
+        if cols and f and f[0] == str(size) and len(f) == len(cols):
+            try:
+                return float(f[cols.index(header)])
+            except ValueError:
+                break
+    raise PerftestError("no %s row of %s B in perftest's output"
+                        % (header, size))
+
+
+# ---- paired statistics ----
+
+
+# At least this many pairs (bench-lib.sh: pairs_min): with fewer, the
+# interval of a median of paired ratios cannot exclude 1 at this level.
+MIN_PAIRS = 7
+# The paired bootstrap: RESAMPLES resamples of the pairs, with
+# replacement, from a generator seeded with SEED (the same TSV always
+# gives the same interval); the statistic is the median of the paired
+# ratios of a resample; the interval is the LEVEL percentile interval.
+RESAMPLES = 10000
+SEED = 12
+LEVEL = 0.95
+COLUMNS = ("iters", "pair", "order", "tool", "attempts")
+# Verdicts, for the summary: (label, what, comparison), in order.
+VERDICTS = []
+
+def load(tsv):
+    """The rows of runs.tsv; exit 2 unless it has the columns and pairs
+    of one (at least MIN_PAIRS pairs)."""
+    with open(tsv) as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    missing = [c for c in COLUMNS if not rows or c not in rows[0]]
+    if missing:
+        sys.stderr.write("%s: no rows or no column %s: not a runs.tsv\n"
+                         % (tsv, ", ".join(missing)))
+        sys.exit(2)
+    pairs = len(distinct(rows, "pair"))
+    if pairs < MIN_PAIRS:
+        sys.stderr.write("%s: %d pairs, at least %d wanted (BENCH_PAIRS)\n"
+                         % (tsv, pairs, MIN_PAIRS))
+        sys.exit(2)
+    return rows
+
+def pool(tsvs, out):
+    """Several runs.tsv as one, to out: each pair renamed RUN.PAIR (RUN
+    counting the files from 1), so that the pairs of all of them are
+    resampled together; exit 2 unless they have the same columns."""
+    fields, rows = None, []
+    for k, tsv in enumerate(tsvs, 1):
+        with open(tsv) as f:
+            r = csv.DictReader(f, delimiter="\t")
+            if fields is None:
+                fields = r.fieldnames or []
+            elif r.fieldnames != fields:
+                sys.stderr.write("%s: columns %s, not %s as in %s: runs of"
+                                 " another bench or release\n"
+                                 % (tsv, ",".join(r.fieldnames or []),
+                                    ",".join(fields), tsvs[0]))
+                sys.exit(2)
+            for row in r:
+                row["pair"] = "%d.%s" % (k, row["pair"])
+                rows.append(row)
+    with open(out, "w") as f:
+        w = csv.DictWriter(f, fields, delimiter="\t", lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+
+def distinct(rows, key):
+    seen = []
+    for r in rows:
+        if r[key] not in seen:
+            seen.append(r[key])
+    return seen
+
+def values(rows, tool, key):
+    return [float(r[key]) for r in rows if r["tool"] == tool and r[key]]
+
+def by_pair(rows, tool, key):
+    return {r["pair"]: float(r[key]) for r in rows
+            if r["tool"] == tool and r[key]}
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+def fmt(v, f="%.2f"):
+    return f % v if v is not None else "n/a"
+
+def bootstrap_ci(ratios, resamples=RESAMPLES, seed=SEED, level=LEVEL):
+    """The percentile interval of the median of the paired ratios over
+    resamples of the pairs (with replacement): stratified_ci of one
+    case."""
+    return stratified_ci([ratios], resamples, seed, level)
+
+def verdict_of(lo, hi, lower_better):
+    """ahead or behind only when the interval [lo, hi] of ours/theirs
+    excludes 1, else parity."""
+    if lo > 1:
+        return "behind" if lower_better else "ahead"
+    if hi < 1:
+        return "ahead" if lower_better else "behind"
+    return "parity"
+
+def compare(label, rows, key, lower_better, what, vs="theirs", vs_name=None,
+            vs_key=None):
+    """Pair by pair, ours key over vs vs_key (default key): the paired
+    ratios, their median, its interval (bootstrap_ci) and the verdict,
+    printed as one line under label and kept for summarize; returned as
+    a dict. Verdict "none" with fewer than MIN_PAIRS complete pairs."""
+    vs_key = vs_key or key
+    o, t = by_pair(rows, "ours", key), by_pair(rows, vs, vs_key)
+    ratios = [o[p] / t[p] for p in distinct(rows, "pair")
+              if p in o and p in t and t[p] > 0]
+    c = {"what": what, "ours": key, "vs": vs_name or vs, "vs_column": vs_key,
+         "lower_is_better": lower_better, "pairs": len(ratios),
+         "ratios": ratios, "median": None, "ci95": None, "verdict": "none"}
+    if len(ratios) >= MIN_PAIRS:
+        lo, hi = bootstrap_ci(ratios)
+        c.update(median=statistics.median(ratios), ci95=[lo, hi],
+                 verdict=verdict_of(lo, hi, lower_better))
+        text = "median %.3f, 95%% CI [%.3f, %.3f]" % (c["median"], lo, hi)
+    else:
+        text = "no verdict: %d complete pairs, %d wanted" % (len(ratios),
+                                                            MIN_PAIRS)
+    print("%s  %s ours/%s: %s (%d pairs)"
+          % (" " * len(label), what, c["vs"], text, len(ratios)))
+    VERDICTS.append((label, c))
+    return c
+
+def verdict_line(label, c):
+    if c["median"] is None:
+        detail = "%d complete pairs, %d wanted" % (c["pairs"], MIN_PAIRS)
+    else:
+        detail = "median %.3f, 95%% CI [%.3f, %.3f] %s 1" % (
+            c["median"], c["ci95"][0], c["ci95"][1],
+            "includes" if c["verdict"] == "parity" else "excludes")
+    print("verdict %s: %s ours/%s: %s (%s; %s is better)"
+          % (" ".join(label.split()), c["what"], c["vs"], c["verdict"],
+             detail,
+             "lower" if c["lower_is_better"] else "higher"))
+
+def table(label, mine, lines):
+    """Per pair, in columns: which tool went first, then each of lines,
+    (name, tool, column, format, scale); a run that failed is "-"."""
+    pairs = distinct(mine, "pair")
+    first = {r["pair"]: r["tool"] for r in mine if r["order"] == "1"}
+    w = max([len(n) for n, *_ in lines] + [5])
+    pad = " " * len(label)
+    print("%s  %-*s %s" % (label, w, "pair", " ".join("%9s" % p
+                                                      for p in pairs)))
+    print("%s  %-*s %s" % (pad, w, "first", " ".join(
+        "%9s" % first.get(p, "-")[:9] for p in pairs)))
+    for name, tool, col, f, scale in lines:
+        got = by_pair(mine, tool, col)
+        print("%s  %-*s %s" % (pad, w, name, " ".join(
+            "%9s" % (f % (got[p] * scale)) if p in got else "%9s" % "-"
+            for p in pairs)))
+
+def run_entry(size, mine, columns, head={}, tools=("ours", "theirs"),
+              **extra):
+    """The summary entry of a case: the items of head, bytes, iterations,
+    pairs, the runs of each of tools for each of columns (TOOL_COL, in
+    pair order), the items of extra, retries."""
+    entry = dict(head, bytes=int(size), iterations=int(mine[0]["iters"]),
+                 pairs=len(distinct(mine, "pair")))
+    for col in columns:
+        for tool in tools:
+            got = values(mine, tool, col)
+            if got or tool != "pingpong":
+                entry[tool + "_" + col] = got
+    entry.update(extra)
+    entry["retries"] = sum(int(r["attempts"]) - 1 for r in mine)
+    return entry
+
+def counts(label, entry, mine, col, what):
+    """A per-run count of both tools, where the TSV has column col (older
+    ones do not): kept in entry as TOOL_COL, its medians printed under
+    label as what."""
+    if not mine or col not in mine[0]:
+        return
+    for tool in ("ours", "theirs"):
+        entry[tool + "_" + col] = values(mine, tool, col)
+    print("%s  %s: median ours %s  theirs %s" % (
+        " " * len(label), what, fmt(med(entry["ours_" + col]), "%.0f"),
+        fmt(med(entry["theirs_" + col]), "%.0f")))
+
+def bandwidth(label, size, mine, name, **extra):
+    """A bandwidth case (columns mbps and wall_mbps, higher is better)
+    against name: the runs by pair, medians, paired ratios, interval and
+    wall-clock check printed under label; its entry (run_entry, with the
+    comparison under "ratio" and its verdict) returned."""
+    entry = run_entry(size, mine, ("mbps", "wall_mbps"), **extra)
+    pad = " " * len(label)
+    table(label, mine, [("ours", "ours", "mbps", "%.2f", 1),
+                        ("theirs", "theirs", "mbps", "%.2f", 1)])
+    print("%s  median ours %s  theirs %s MB/s" % (
+        pad, fmt(med(entry["ours_mbps"])), fmt(med(entry["theirs_mbps"]))))
+    entry["ratio"] = compare(label, mine, "mbps", False, "bandwidth",
+                             vs_name=name)
+    entry["verdict"] = entry["ratio"]["verdict"]
+    # Bytes over the whole run of each client, setup included: a check on
+    # the clocks of the tools themselves, not the figure compared.
+    print("%s  wall-clock check (setup included): ours %s  theirs %s"
+          % (pad, fmt(med(entry["ours_wall_mbps"])),
+             fmt(med(entry["theirs_wall_mbps"]))))
+    return entry
+
+def latency(label, size, mine, name, floor=None, head={}, **extra):
+    """A latency case (columns p50_us, avg_us and wall_us, one-way usec;
+    lower is better) against name, perftest (p50 against its t_typical),
+    and, given floor, the name of the ping-pong, against that (our
+    average against its average: all it prints): the runs by pair,
+    medians, paired ratios, intervals and wall-clock bounds printed under
+    label; its entry (run_entry, with the comparisons under "ratio" and
+    "floor", and the verdict of the first) returned."""
+    tools = ("ours", "theirs") + (("pingpong",) if floor else ())
+    entry = run_entry(size, mine, ("p50_us", "avg_us", "wall_us"), head,
+                      tools, **extra)
+    pad = " " * len(label)
+    lines = [("ours p50", "ours", "p50_us", "%.2f", 1),
+             ("theirs p50", "theirs", "p50_us", "%.2f", 1),
+             ("ours avg", "ours", "avg_us", "%.2f", 1),
+             ("theirs avg", "theirs", "avg_us", "%.2f", 1)]
+    if floor:
+        lines.append(("pingpong avg", "pingpong", "avg_us", "%.2f", 1))
+    table(label, mine, lines)
+    m = lambda t, c: fmt(med(entry.get(t + "_" + c, [])))
+    print("%s  median p50: ours %s  theirs %s;  avg: ours %s  theirs %s%s"
+          % (pad, m("ours", "p50_us"), m("theirs", "p50_us"),
+             m("ours", "avg_us"), m("theirs", "avg_us"),
+             "  pingpong %s" % m("pingpong", "avg_us") if floor else ""))
+    # The wall-clock bound: a check on the clocks of the tools.
+    print("%s  wall-clock bound (setup included): ours %s  theirs %s%s"
+          % (pad, m("ours", "wall_us"), m("theirs", "wall_us"),
+             "  pingpong %s" % m("pingpong", "wall_us") if floor else ""))
+    entry["ratio"] = compare(label, mine, "p50_us", True, "p50",
+                             vs_name=name)
+    entry["verdict"] = entry["ratio"]["verdict"]
+    if floor:
+        entry["floor"] = compare(label, mine, "avg_us", True,
+                                 "avg (floor, avg vs avg)", "pingpong",
+                                 floor)
+    return entry
+
+def stratified_ci(strata, resamples=RESAMPLES, seed=SEED, level=LEVEL):
+    """The percentile interval of the median of the ratios over resamples
+    that draw, for each case of strata, its pairs from that case alone
+    (with replacement; sizes are not exchangeable)."""
+    rng = random.Random(seed)
+    meds = sorted(statistics.median([s[int(rng.random() * len(s))]
+                                     for s in strata for _ in s])
+                  for _ in range(resamples))
+    alpha = (1 - level) / 2
+    lo = meds[int(math.floor(alpha * resamples))]
+    hi = meds[min(resamples, int(math.ceil((1 - alpha) * resamples))) - 1]
+    return lo, hi
+
+def pooled(verdicts):
+    """Per mode (a label less its trailing size, "event 64 B" -> "event")
+    and comparison, with two or more sizes that have verdicts: every
+    ratio of every size together, their median and stratified_ci. A gap of a
+    few percent that 7-11 pairs of one size leave at parity shows here."""
+    groups = {}
+    for label, c in verdicts:
+        words = label.split()
+        if c["median"] is None or len(words) < 3 or words[-1] != "B":
+            continue
+        k = (" ".join(words[:-2]), c["what"], c["vs"],
+             c["lower_is_better"])
+        groups.setdefault(k, []).append(c)
+    out = []
+    for (mode, what, vs, lower_better), cs in groups.items():
+        if len(cs) < 2:
+            continue
+        strata = [c["ratios"] for c in cs]
+        lo, hi = stratified_ci(strata)
+        out.append(("%s (all sizes)" % mode,
+                    {"what": what, "vs": vs, "mode": mode,
+                     "lower_is_better": lower_better,
+                     "pairs": sum(len(s) for s in strata),
+                     "sizes": len(strata),
+                     "median": statistics.median(
+                         [x for s in strata for x in s]),
+                     "ci95": [lo, hi], "interval": "stratified by size",
+                     "verdict": verdict_of(lo, hi, lower_better)}))
+    return out
+
+def summarize(title, key, case, meta, cases="sizes"):
+    """The whole report, from the arguments of the hook (TSV JSON): title;
+    for each value of column key, in order, case(value, its rows) ->
+    (label, entry), printing its part; then every verdict (compare); the
+    JSON: the items of meta, the pairs, the bootstrap, and the entries
+    under the name cases."""
+    rows, out = load(sys.argv[1]), sys.argv[2]
+    print(title)
+    print("%d pairs, the order rotating; ratios ours/theirs pair by pair,"
+          " their median and its 95%% CI" % len(distinct(rows, "pair")))
+    print("(paired bootstrap, %d resamples, seed %d); verdict ahead or"
+          " behind only when the CI excludes 1" % (RESAMPLES, SEED))
+    summary = [case(v, [r for r in rows if r[key] == v])
+               for v in distinct(rows, key)]
+    pools = pooled(VERDICTS)
+    for label, c in VERDICTS + pools:
+        verdict_line(label, c)
+    json.dump(dict(meta, pairs=len(distinct(rows, "pair")),
+                   bootstrap={"resamples": RESAMPLES, "seed": SEED,
+                              "level": LEVEL,
+                              "statistic": "median of the paired ratios"
+                                           " ours/theirs",
+                              "interval": "percentile"},
+                   pooled=[c for _, c in pools],
+                   **{cases: [e for _, e in summary]}),
+              open(out, "w"), indent=2)
+
+
+def judge_ratio(ratios, base, tol, lower_better):
+    """The gate's verdict on paired ratios ours/theirs against BASE, the
+    ratio recorded in the baseline, with tolerance TOL (0.10: 10 %):
+    "regressed" only when the whole interval of the median lies beyond
+    BASE * (1 - TOL) (rates) or BASE * (1 + TOL) (latencies), "ok" when
+    the whole interval is on the good side, else "undecided" (not a
+    regression: the pairs cannot tell).  Returns (verdict, median, lo,
+    hi, limit)."""
+    lo, hi = bootstrap_ci(ratios)
+    m = statistics.median(ratios)
+    if lower_better:
+        limit = base * (1 + tol)
+        v = "regressed" if lo > limit else "ok" if hi <= limit else \
+            "undecided"
+    else:
+        limit = base * (1 - tol)
+        v = "regressed" if hi < limit else "ok" if lo >= limit else \
+            "undecided"
+    return v, m, lo, hi, limit
+
+
+def _main(argv):
+    if len(argv) == 2 and argv[0] == "pin":
+        print(" ".join(pin(int(argv[1]))[0]))
+        return 0
+    if len(argv) >= 4 and argv[0] == "perftest":
+        with open(argv[1], errors="replace") as f:
+            text = f.read()
+        try:
+            print(*(perftest_value(text, h, argv[2]) for h in argv[3:]))
+        except PerftestError as e:
+            print("%s: %s" % (argv[1], e), file=sys.stderr)
+            return 1
+        return 0
+    print(__doc__.split("Run as a program")[1], file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Unit tests of scripts/cqperfbench.py, what the benchmarks and the gate
+share: perftest's output (as perftest 4.5 prints it), pinning, the paired
+bootstrap and the gate's verdict against a tolerance.  No device.  Prints
+"ok - ..." / "not ok - ..." per check and the summary line."""
+import os
+import subprocess
+import sys
+import tempfile
+
+TOP = os.environ.get("top_srcdir") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests")]
+import cqperfbench as b  # noqa: E402
+from pycheck import check, finish  # noqa: E402
+
+# perftest 4.5's tables (ib_send_bw, ib_send_lat), spacing as printed.
+BW = """\
+---------------------------------------------------------------------------------------
+ #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+ 64         60000            9.52               9.26   		   0.151694
+---------------------------------------------------------------------------------------
+"""
+LAT = """\
+ #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    \
+t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]
+ 64      6000          17.92          1064.56      24.53          \
+27.84        19.41   		77.09   		470.35
+"""
+
+check("perftest: a word without a unit belongs to the next",
+      b.perftest_headers(" #bytes BW peak[MB/sec] 99% percentile[usec]") ==
+      ["#bytes", "BW peak[MB/sec]", "99% percentile[usec]"])
+check("perftest: the message rate of the 64 B row",
+      b.perftest_value(BW, "MsgRate[Mpps]", 64) == 0.151694)
+check("perftest: the average bandwidth, found by name",
+      b.perftest_value(BW, "BW average[MB/sec]", "64") == 9.26)
+check("perftest: the typical latency and the 99.9th percentile",
+      b.perftest_value(LAT, "t_typical[usec]", 64) == 24.53 and
+      b.perftest_value(LAT, "99.9% percentile[usec]", 64) == 470.35)
+for what, args in (("another size", (BW, "MsgRate[Mpps]", 4096)),
+                   ("a column it does not print", (BW, "t_avg[usec]", 64)),
+                   ("a table cut short", (BW.splitlines()[1] + "\n 64 6000\n",
+                                          "MsgRate[Mpps]", 64))):
+    try:
+        b.perftest_value(*args)
+        check("perftest: %s is an error" % what, False)
+    except b.PerftestError as e:
+        check("perftest: %s is an error that names it" % what,
+              args[1] in str(e))
+
+with tempfile.NamedTemporaryFile("w", suffix=".client") as f:
+    f.write(LAT)
+    f.flush()
+    out = subprocess.run([sys.executable, b.__file__, "perftest", f.name,
+                          "64", "t_typical[usec]", "t_avg[usec]"],
+                         capture_output=True, text=True)
+    check("the shell's perftest command prints the columns asked for",
+          out.returncode == 0 and out.stdout.split() == ["24.53", "27.84"])
+    out = subprocess.run([sys.executable, b.__file__, "perftest", f.name,
+                          "128", "t_avg[usec]"], capture_output=True,
+                         text=True)
+    check("... and exits 1 when a row is missing", out.returncode == 1)
+
+os.environ["BENCH_NO_PIN"] = "1"
+check("BENCH_NO_PIN: no pinning", b.pin(0) == ([], []))
+del os.environ["BENCH_NO_PIN"]
+if (os.cpu_count() or 1) >= 2:
+    check("pinning: taskset for the command, --cpu for ours",
+          b.pin(1) == (["taskset", "-c", "1"], ["--cpu", "1"]))
+
+# The paired bootstrap: fixed seed, so the same ratios give the same
+# interval; the interval holds the median.
+r = [1.0, 1.02, 0.98, 1.01, 0.99, 1.03, 0.97]
+lo, hi = b.bootstrap_ci(r)
+check("bootstrap: the same ratios, the same interval",
+      b.bootstrap_ci(list(r)) == (lo, hi))
+check("bootstrap: the interval holds the median", lo <= 1.0 <= hi)
+check("bootstrap: a wider spread, a wider interval",
+      hi - lo < (lambda i: i[1] - i[0])(b.bootstrap_ci(
+          [x * x * x for x in r])))
+
+# The gate's verdict: regressed only when the whole interval is beyond
+# the limit; straddling it is undecided, not a regression.
+v, m, lo, hi, limit = b.judge_ratio(r, 1.0, 0.10, False)
+check("gate: ratios around the baseline are ok", v == "ok" and
+      abs(limit - 0.9) < 1e-12)
+check("gate: a 15 % lower rate regressed",
+      b.judge_ratio([x * 0.85 for x in r], 1.0, 0.10, False)[0] ==
+      "regressed")
+check("gate: a 15 % higher latency regressed",
+      b.judge_ratio([x * 1.15 for x in r], 1.0, 0.10, True)[0] ==
+      "regressed")
+check("gate: a 15 % lower latency is ok",
+      b.judge_ratio([x * 0.85 for x in r], 1.0, 0.10, True)[0] == "ok")
+wide = [0.7, 1.1, 0.8, 1.05, 0.75, 1.0, 0.85]
+check("gate: an interval across the limit is undecided",
+      b.judge_ratio(wide, 1.0, 0.10, False)[0] == "undecided")
+check("gate: the baseline's ratio is the reference, not 1",
+      b.judge_ratio(r, 1.3, 0.10, False)[0] == "regressed" and
+      b.judge_ratio(r, 0.7, 0.10, True)[0] == "regressed")
+finish()
