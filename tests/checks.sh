@@ -6,6 +6,7 @@
 
 CHECKS_PASSED=0
 CHECKS_FAILED=0
+CHECKS_SKIPPED=0
 
 ok() {
 	echo "ok - $*"
@@ -14,6 +15,10 @@ ok() {
 not_ok() {
 	echo "not ok - $*"
 	CHECKS_FAILED=$((CHECKS_FAILED + 1))
+}
+skip() { # a check this run could not make, and why
+	echo "ok - # SKIP $*"
+	CHECKS_SKIPPED=$((CHECKS_SKIPPED + 1))
 }
 check() { # check DESCRIPTION COMMAND...: fails (for `|| show`) when it does
 	local what=$1
