@@ -327,7 +327,7 @@ def cm_case(case, mine):
                                   len(values(mine, "theirs", "released"))))
     return label, entry
 
-summarize("cm_event_stress vs cmtime (rdma-core), RDMA CM connections with"
+summarize(sys.argv[1], sys.argv[2], "cm_event_stress vs cmtime (rdma-core), RDMA CM connections with"
           " QPs: full-connect rate in connections/s\n(first create to last"
           " ESTABLISHED; ours --concurrency = connections, cmtime all at"
           " once per step)", "connections", cm_case,

@@ -148,7 +148,7 @@ def mode_case(case, mine):
         entry["cpu_per_exchange"] = cpu
     return label, entry
 
-summarize("cq_event_lat vs ib_send_lat (-e in event mode), and ibv_rc_pingpong"
+summarize(sys.argv[1], sys.argv[2], "cq_event_lat vs ib_send_lat (-e in event mode), and ibv_rc_pingpong"
           " (-e) as the floor;\none-way latency in usec; p50 = perftest's"
           " t_typical; ibv_rc_pingpong: avg only (usec/iter / 2)",
           "case", mode_case,

@@ -83,7 +83,7 @@ def mode_case(case, mine):
     counts(label, entry, mine, "rxe_retries",
            "rxe retransmissions a run (its retry timer fired)")
     return label, entry
-summarize("cq_poll_bw vs ib_send_bw (-e in event mode), average bandwidth in"
+summarize(sys.argv[1], sys.argv[2], "cq_poll_bw vs ib_send_bw (-e in event mode), average bandwidth in"
           " MB/s (2^20 B/s)", "case", mode_case,
           {"benchmark": "cq_poll_bw vs ib_send_bw", "unit": "MiB/s"},
           cases="cases")

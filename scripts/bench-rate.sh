@@ -102,7 +102,7 @@ def rate_case(rate, mine):
                              vs_name="ib_send_bw --rate_limit_type SW")
     entry["verdict"] = entry["ratio"]["verdict"]
     return label, entry
-summarize("cq_poll_bw --rate vs ib_send_bw --rate_limit (SW, pps), 64 B:"
+summarize(sys.argv[1], sys.argv[2], "cq_poll_bw --rate vs ib_send_bw --rate_limit (SW, pps), 64 B:"
           " achieved message rate and its error against the offered rate",
           "rate", rate_case,
           {"benchmark": "cq_poll_bw --rate vs ib_send_bw --rate_limit",

@@ -109,7 +109,7 @@ def thread_case(case, mine):
                                  "server CPU per message", vs_name=theirs)
     entry["verdict"] = entry["ratio"]["verdict"]
     return label, entry
-summarize("cq_poll_bw --threads, event mode: --shared-channel vs a channel"
+summarize(sys.argv[1], sys.argv[2], "cq_poll_bw --threads, event mode: --shared-channel vs a channel"
           " per thread, and --threads 2 vs 1; bandwidth in MB/s (2^20 B/s)"
           " and the server's CPU per message", "case", thread_case,
           {"benchmark": "cq_poll_bw threads", "unit": "MiB/s; us/msg"},

@@ -113,7 +113,7 @@ def mode_case(case, mine):
           % (" " * len(label), " ".join("%.2f" % v for v in loss) or "n/a",
              entry["theirs_server_stopped"], len(released)))
     return label, entry
-summarize("ud_send_bw vs ib_send_bw -c UD (-e in event mode), average sending"
+summarize(sys.argv[1], sys.argv[2], "ud_send_bw vs ib_send_bw -c UD (-e in event mode), average sending"
           " bandwidth in MB/s (2^20 B/s)", "case", mode_case,
           {"benchmark": "ud_send_bw vs ib_send_bw -c UD", "unit": "MiB/s",
            "bandwidth": "client (sender) average"}, cases="cases")

@@ -107,7 +107,7 @@ def mode_case(case, mine):
     print("%s  exchanges lost and retried by ours: %s"
           % (" " * len(label), " ".join(str(v) for v in lost) or "n/a"))
     return label, entry
-summarize("ud_send_lat vs ib_send_lat -c UD (-e in event mode), and"
+summarize(sys.argv[1], sys.argv[2], "ud_send_lat vs ib_send_lat -c UD (-e in event mode), and"
           " ibv_ud_pingpong as the"
           " floor;\none-way latency in usec; p50 = perftest's t_typical;"
           " ibv_ud_pingpong: avg only (usec/iter / 2)", "case", mode_case,

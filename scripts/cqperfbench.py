@@ -355,13 +355,15 @@ def pooled(verdicts):
                      "verdict": verdict_of(lo, hi, lower_better)}))
     return out
 
-def summarize(title, key, case, meta, cases="sizes"):
-    """The whole report, from the arguments of the hook (TSV JSON): title;
-    for each value of column key, in order, case(value, its rows) ->
-    (label, entry), printing its part; then every verdict (compare); the
-    JSON: the items of meta, the pairs, the bootstrap, and the entries
-    under the name cases."""
-    rows, out = load(sys.argv[1]), sys.argv[2]
+def summarize(tsv, out, title, key, case, meta, cases="sizes"):
+    """The whole report of the runs in tsv: title; for each value of
+    column key, in order, case(value, its rows) -> (label, entry),
+    printing its part; then every verdict (compare); the JSON, to out: the
+    items of meta, the pairs, the bootstrap, and the entries under the
+    name cases."""
+    rows = load(tsv)
+    # Only this report's verdicts: a process may make several.
+    del VERDICTS[:]
     print(title)
     print("%d pairs, the order rotating; ratios ours/theirs pair by pair,"
           " their median and its 95%% CI" % len(distinct(rows, "pair")))
