@@ -178,7 +178,7 @@ check("the tools: a floor for the latency benches",
 
 # ---- the order of the runs ----
 
-# What test_bench_stats.sh asked of bench_inner, pair by pair.
+# Pair by pair, as the bash harness ran them.
 two = " ".join(",".join(h.pair_order(("ours", "theirs"), p))
                for p in range(1, 9))
 check("order, 2 tools: the first alternates, pair by pair",
