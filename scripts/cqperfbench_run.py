@@ -895,6 +895,10 @@ class Bench:
             return 1
         except KeyboardInterrupt:
             return 130
+        if rc != 0:
+            # 1: a run failed (said above); 124: the deadline; 125: the
+            # guest (softroce-run.sh says which).
+            self.say("softroce-run.sh %s" % exit_text(rc, int(timeout)))
         return 128 - rc if rc < 0 else rc
 
     def inner_main(self, argv):

@@ -360,8 +360,10 @@ check("outer: the inner part's command line, the deadline 1800 s + 30 s a"
           os.path.join(top, "scripts", "cqperf-bench"), "cq_poll_bw",
           "--inner", "7", "poll-64:50000", "poll-4096:20000",
           "poll-65536:2000"])
-check("outer: says where the results are, an earlier run's logs gone",
-      err == "bench-cq_poll_bw.sh: results in %s (summary.json, runs.tsv,"
+check("outer: says how soft-RoCE ended and where the results are, an"
+      " earlier run's logs gone",
+      err == "bench-cq_poll_bw.sh: softroce-run.sh exited 3\n"
+      "bench-cq_poll_bw.sh: results in %s (summary.json, runs.tsv,"
       " logs/)\n" % out and not os.path.exists(os.path.join(out, "logs")))
 rc, err = main_of(cb.CqPollBw(env, top, os.path.join(top, "scripts")),
                   ["--timeout", "60", "--out", out])
