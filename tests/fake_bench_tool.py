@@ -65,9 +65,10 @@ def client_output(size, iters):
     if TOOL in ("cq_poll_bw", "ud_send_bw"):
         return json.dumps({"results": [{
             "bw_avg_gbps": 0.0 if zero else 8.0, "loss_pct": 0.5,
-            "achieved_rate": 1000.0,
+            "achieved_rate": float(arg("--rate", "0")) * 1.0001,
             "server": {"cpu_pct": 50.0, "seconds": 0.02,
-                       "completions": iters, "foreign_completions": 3}}]},
+                       "completions": int(iters),
+                       "foreign_completions": 3}}]},
             indent=2)
     if TOOL in ("cq_event_lat", "ud_send_lat"):
         return json.dumps({"results": [{
@@ -78,8 +79,9 @@ def client_output(size, iters):
         return cm_output(int(arg("-c")))
     if TOOL == "ib_send_bw":
         return (" Max inline data : 0[B]\n #bytes #iterations BW peak[MB/sec]"
-                " BW average[MB/sec] MsgRate[Mpps]\n %s %s 900.00 %s 0.5\n"
-                % (size, iters, "0.00" if zero else "800.00"))
+                " BW average[MB/sec] MsgRate[Mpps]\n %s %s 900.00 %s %s\n"
+                % (size, iters, "0.00" if zero else "800.00",
+                   float(arg("--rate_limit", "5e5")) * 1.05 / 1e6))
     if TOOL == "ib_send_lat":
         return (" Max inline data : 0[B]\n #bytes #iterations t_min[usec]"
                 " t_max[usec] t_typical[usec] t_avg[usec]\n"

@@ -555,6 +555,47 @@ check("cm: said", "10 connections pair 1 theirs   1000.00 conn/s (connect"
       "server stopped after the client ended)" in err)
 check("cm: every server and client ended", gone(pids(top)))
 
+# ud_send_lat, rate and threads: their runs' command lines and figures
+# (rate's wall-clock check left out: a stand-in run takes no 2 s).
+bench, top = fake_bench(cb.UdSendLat, "e2e-udlat", report=no_report)
+rc, err = quiet(bench.inner, 1, [("poll-64", 100)])
+head, rows = tsv_rows(os.path.join(top, "out", "runs.tsv"))
+check("ud_send_lat: ours' lost exchanges, the floor's average",
+      rc == 0 and [(r["tool"], r["lost"], r["avg_us"]) for r in rows] == [
+          ("ours", "2", "11.25"), ("theirs", "", "13.75"),
+          ("pingpong", "", "10.000")] and
+      "pair 1 ours     p50    10.50 us avg    11.25 us (wall clock bound"
+      in err and ", 2 exchanges lost and retried)" in err)
+calls = read(os.path.join(top, "state/calls")).splitlines()
+check("ud_send_lat: perftest's UD and the ping-pong's command lines",
+      calls[1].split()[:3] == ["ib_send_lat", "-c", "UD"] and
+      calls[2].split()[0] == "ibv_ud_pingpong" and
+      calls[2].split()[-5:] == ["-n", "100", "-s", "64", ADDR])
+bench, top = fake_bench(cb.Rate, "e2e-rate", report=no_report,
+                        plausible=lambda *a: None)
+rc, err = quiet(bench.inner, 1, [("1000", 2000)])
+head, rows = tsv_rows(os.path.join(top, "out", "runs.tsv"))
+check("rate: each tool's achieved rate and its error",
+      rc == 0 and [(r["tool"], r["achieved"], r["err_pct"])
+                   for r in rows] == [("ours", "1000.1", "0.0100"),
+                                      ("theirs", "1050.0", "5.0000")])
+check("rate: --rate and perftest's software limiter",
+      " --rate 1000" in read(os.path.join(top, "state/calls")) and
+      "--rate_limit 1000 --rate_limit_type SW --rate_units p" in
+      read(os.path.join(top, "state/calls")))
+bench, top = fake_bench(cb.Threads, "e2e-threads", report=no_report)
+rc, err = quiet(bench.inner, 1, [("shared-64", 1000), ("threads-64", 1000)])
+head, rows = tsv_rows(os.path.join(top, "out", "runs.tsv"))
+calls = [c.split() for c in read(os.path.join(top, "state/calls"))
+         .splitlines()]
+check("threads: both sides ours, configured per case",
+      rc == 0 and [c[c.index("--threads") + 1:c.index("--output")]
+                   for c in calls] == [["2", "--shared-channel"], ["2"],
+                                       ["2"], ["1"]])
+check("threads: the server's CPU per message and foreign completions",
+      rows[0]["us_per_msg"] == "%.4f" % (0.5 * 0.02 * 1e6 / 1000) and
+      rows[0]["foreign"] == "3")
+
 # A signal in the middle of a run: exit 143, nothing left running.
 bench, top = fake_bench(cb.CqPollBw, "e2e-term",
                         {"FAKE_HANG_CLIENT": "cq_poll_bw:1"})
