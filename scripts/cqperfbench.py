@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""cqperfbench: what the side-by-side benchmarks (scripts/bench-*.sh) and
-the regression gate (cqperf-regress) share, one implementation each:
+"""cqperfbench: what the side-by-side benchmarks (scripts/cqperf-bench,
+run as scripts/bench-*.sh) and the regression gate (cqperf-regress)
+share, one implementation each:
 
 - pinning: server and client each on a CPU of their own (pin);
 - perftest's output: the value under a named column in the row of a size
@@ -9,8 +10,8 @@ the regression gate (cqperf-regress) share, one implementation each:
   ours/theirs and its interval from a paired bootstrap (bootstrap_ci,
   stratified_ci), a verdict against 1 (verdict_of) or against a
   tolerance (judge_ratio);
-- the bench reports (summarize and its helpers), which the scripts'
-  `report` hooks call through bench-lib.sh's bench_python.
+- the bench reports (summarize and its helpers), which the benchmarks'
+  classes call (their harness is scripts/cqperfbench_run.py).
 
 Run as a program, it answers the shell:
     cqperfbench.py pin CPU                  "taskset -c CPU", or nothing
@@ -80,7 +81,7 @@ def perftest_value(text, header, size):
 # ---- paired statistics ----
 
 
-# At least this many pairs (bench-lib.sh: pairs_min): with fewer, the
+# At least this many pairs (BENCH_PAIRS' least): with fewer, the
 # interval of a median of paired ratios cannot exclude 1 at this level.
 MIN_PAIRS = 7
 # The paired bootstrap: RESAMPLES resamples of the pairs, with
@@ -355,13 +356,15 @@ def pooled(verdicts):
                      "verdict": verdict_of(lo, hi, lower_better)}))
     return out
 
-def summarize(title, key, case, meta, cases="sizes"):
-    """The whole report, from the arguments of the hook (TSV JSON): title;
-    for each value of column key, in order, case(value, its rows) ->
-    (label, entry), printing its part; then every verdict (compare); the
-    JSON: the items of meta, the pairs, the bootstrap, and the entries
-    under the name cases."""
-    rows, out = load(sys.argv[1]), sys.argv[2]
+def summarize(tsv, out, title, key, case, meta, cases="sizes"):
+    """The whole report of the runs in tsv: title; for each value of
+    column key, in order, case(value, its rows) -> (label, entry),
+    printing its part; then every verdict (compare); the JSON, to out: the
+    items of meta, the pairs, the bootstrap, and the entries under the
+    name cases."""
+    rows = load(tsv)
+    # Only this report's verdicts: a process may make several.
+    del VERDICTS[:]
     print(title)
     print("%d pairs, the order rotating; ratios ours/theirs pair by pair,"
           " their median and its 95%% CI" % len(distinct(rows, "pair")))

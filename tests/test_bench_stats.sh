@@ -1,15 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# The statistics of the side-by-side benchmarks (scripts/bench-lib.sh's
-# bench_py, through each scripts/bench-*.sh --report TSV) against
-# hand-made runs.tsv files: ours clearly faster is "ahead" with an
-# interval above 1, clearly slower "behind" with one below 1, two noisy
-# but equal tools "parity"; the interval is the same for the same input;
-# latency counts lower as better (against perftest and against the
-# ping-pong floor); fewer than 7 pairs is refused (BENCH_PAIRS, and a
-# TSV with fewer pairs). Also the order of the runs (bench_inner with
-# stand-in tools): each pair runs every tool once, the first alternating
-# (two tools) or rotating (three). No RDMA device, no guest.
+# The statistics of the side-by-side benchmarks (scripts/cqperfbench.py,
+# through each scripts/bench-*.sh --report TSV) against hand-made runs.tsv
+# files: ours clearly faster is "ahead" with an interval above 1, clearly
+# slower "behind" with one below 1, two noisy but equal tools "parity";
+# the interval is the same for the same input; latency counts lower as
+# better (against perftest and against the ping-pong floor); fewer than 7
+# pairs is refused (BENCH_PAIRS, and a TSV with fewer pairs).  The
+# harness itself (the order of the runs, retries, servers) is
+# tests/test_bench_harness.py's. No RDMA device, no guest.
 #
 # Run by automake's test harness with top_srcdir set; without it, the
 # directory above this script. Prints "ok - ..." / "not ok - ..." a check
@@ -161,7 +160,7 @@ says ahead '^ +first +ours +theirs +ours '
 
 check "ahead: no retransmission line without its column" \
 	sh -c "! grep -q 'rxe retransmissions' '$tmp/ahead.out'"
-# The same runs with rxe's retransmissions counted (bench-lib's measure):
+# The same runs with rxe's retransmissions counted (the harness's measure):
 # each tool's medians printed and kept.
 awk -F '\t' -v OFS='\t' 'NR == 1 { print $0, "rxe_retries"; next }
 	{ print $0, ($5 == "ours" ? 20 : 10) + $3 }' "$tmp/ahead.tsv" >"$tmp/retries.tsv"
@@ -442,72 +441,6 @@ for script in bench-cq_poll_bw.sh bench-ud_send_lat.sh bench-cq_event_lat.sh; do
 		"test $? -eq 2 && grep -q \"BENCH_MODES wants poll and/or event, not 'hybrid'\" '$tmp/modes.err' && test ! -e '$tmp/never'" ||
 		show "$tmp/modes.err"
 done
-# The guest's half writes the TSV: a MODE-SIZE script names its first
-# column "case" there too (it runs no make_specs).
-for script in bench-cq_poll_bw.sh bench-ud_send_bw.sh bench-ud_send_lat.sh bench-cq_event_lat.sh; do
-	check "$script: case_column=case outside make_specs" \
-		grep -qx 'case_column=case' "$scripts/$script"
-done
-
-# ---------------------------------------------------------------------------
-# The order of the runs: bench_inner with stand-in tools (no device),
-# which only record who ran when.
-
-# order_tsv NTOOLS PAIRS: bench_inner's runs.tsv in $tmp/order/, its
-# tools ours, theirs (and pingpong, given 3).
-order_tsv() {
-	rm -rf "$tmp/order"
-	mkdir -p "$tmp/order"
-	(
-		# shellcheck source=scripts/bench-lib.sh
-		. "$scripts/bench-lib.sh"
-		tools=(ours theirs)
-		[ "$1" -lt 3 ] || tools+=(pingpong)
-		tsv_columns=(seq)
-		seq=0
-		stand_in() { seq=$((seq + 1)); }
-		run_ours() { stand_in; }
-		run_theirs() { stand_in; }
-		run_pingpong() { stand_in; }
-		plausible() { :; }
-		record() { fields=("$seq"); }
-		report() { :; }
-		CQPERF_RXE_DEV=none CQPERF_SERVER_ADDR=127.0.0.1 \
-			CQPERF_RXE_GID_INDEX=0 CQPERF_OUT=$tmp/order \
-			bench_inner "$2" 64:100 4096:100
-	) >"$tmp/order.out" 2>&1
-}
-# order_of NTOOLS: per pair of size 64, the tools in the order they ran,
-# "ours,theirs ..." (from seq) and from the order column, which must agree.
-order_of() {
-	awk -F '\t' 'NR > 1 && $1 == 64 { by_seq[$3, $7] = $5; by_col[$3, $4] = $5; np = $3 > np ? $3 : np }
-		END {
-			s = 0
-			for (p = 1; p <= np; p++) {
-				line = ""
-				for (i = 1; i <= '"$1"'; i++) {
-					s++
-					if (by_seq[p, s] != by_col[p, i]) { print "disagree"; exit }
-					line = line (i > 1 ? "," : "") by_seq[p, s]
-				}
-				printf "%s%s", (p > 1 ? " " : ""), line
-			}
-			print ""
-		}' "$tmp/order/runs.tsv"
-}
-order_tsv 2 8
-check "order, 2 tools: bench_inner ran" test -s "$tmp/order/runs.tsv" || show "$tmp/order.out"
-want="ours,theirs theirs,ours ours,theirs theirs,ours ours,theirs theirs,ours ours,theirs theirs,ours"
-got=$(order_of 2)
-check "order, 2 tools: the first alternates, pair by pair" test "$got" = "$want" ||
-	echo "# got: $got"
-check "order, 2 tools: 8 pairs of 2 sizes, 32 runs" \
-	test "$(awk 'END { print NR - 1 }' "$tmp/order/runs.tsv")" -eq 32
-order_tsv 3 7
-want="ours,theirs,pingpong theirs,pingpong,ours pingpong,ours,theirs ours,theirs,pingpong theirs,pingpong,ours pingpong,ours,theirs ours,theirs,pingpong"
-got=$(order_of 3)
-check "order, 3 tools: the order rotates, pair by pair" test "$got" = "$want" ||
-	echo "# got: $got"
 
 echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"
 [ "$CHECKS_FAILED" -eq 0 ]
