@@ -387,8 +387,8 @@ def summarize(tsv, out, title, key, case, meta, cases="sizes"):
 
 
 def judge_ratio(ratios, base, tol, lower_better):
-    """The gate's verdict on paired ratios ours/theirs against BASE, the
-    ratio recorded in the baseline, with tolerance TOL (0.10: 10 %):
+    """The gate's verdict on paired ratios ours/theirs against BASE (the
+    edge of the recorded ratio's interval), with tolerance TOL (0.10):
     "regressed" only when the whole interval of the median lies beyond
     BASE * (1 - TOL) (rates) or BASE * (1 + TOL) (latencies), "ok" when
     the whole interval is on the good side, else "undecided" (not a

@@ -165,6 +165,15 @@ rc, names, text = verdict(lambda f: f["bw-poll"].update(pairs=[
 check("an interval across the limit passes, undecided",
       rc == 0 and "ok (undecided)" in text)
 
+noisy = copy.deepcopy(BASE)
+noisy["figures"]["bw-poll"].update(ratio=1.15, ci95=[0.99, 1.45])
+rc, _ = g.judge(MEASURE, noisy, io.StringIO())
+check("the limit is the baseline's interval less the tolerance: a noisy "
+      "recording is lenient", rc == 0)
+noisy["figures"]["bw-poll"].update(ratio=1.15, ci95=[1.14, 1.16])
+rc, names = g.judge(MEASURE, noisy, io.StringIO())
+check("... and a sharp one is not", rc == 1 and names == ["bw-poll"])
+
 m = copy.deepcopy(MEASURE)
 m["against_bin"] = "/x"
 m["figures"]["bw-poll"]["theirs"] = "base"
