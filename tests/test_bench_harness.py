@@ -12,8 +12,6 @@ tests/test_bench_stats.sh's.  Prints "ok - ..." / "not ok - ..." per check
 and the summary line; exit 0 when all pass."""
 import atexit
 import contextlib
-import importlib.machinery
-import importlib.util
 import io
 import json
 import os
@@ -32,13 +30,10 @@ TOP = os.path.abspath(TOP)
 sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests")]
 import cqperfbench_run as h  # noqa: E402
 from cqperflib import UsageError  # noqa: E402
-from pycheck import check, finish  # noqa: E402
+from pycheck import check, finish, load_script  # noqa: E402
 
 PROGRAM = os.path.join(TOP, "scripts", "cqperf-bench")
-loader = importlib.machinery.SourceFileLoader("cqperf_bench", PROGRAM)
-spec = importlib.util.spec_from_loader("cqperf_bench", loader)
-cb = importlib.util.module_from_spec(spec)
-loader.exec_module(cb)
+cb = load_script(PROGRAM, "cqperf_bench")
 
 FAKE = os.path.join(TOP, "tests", "fake_bench_tool.py")
 ADDR = "127.0.0.1"

@@ -6,8 +6,6 @@ hand-made measurements, and recording a baseline from one.  Prints
 "ok - ..." / "not ok - ..." per check and the summary line; exit 0 when
 all pass."""
 import copy
-import importlib.machinery
-import importlib.util
 import io
 import os
 import sys
@@ -16,13 +14,10 @@ import tempfile
 TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests")]
-from pycheck import check, finish  # noqa: E402
+from pycheck import check, finish, load_script  # noqa: E402
 
-path = os.path.join(TOP, "scripts", "cqperf-regress")
-loader = importlib.machinery.SourceFileLoader("cqperf_regress", path)
-spec = importlib.util.spec_from_loader("cqperf_regress", loader)
-g = importlib.util.module_from_spec(spec)
-loader.exec_module(g)
+g = load_script(os.path.join(TOP, "scripts", "cqperf-regress"),
+                "cqperf_regress")
 
 
 def plan_error(text):
