@@ -99,8 +99,8 @@ bad cq_poll_bw --gid-index -1..255 -x 256
 bad cq_poll_bw --inline 0..4096 -I -1
 bad cq_poll_bw --mtu "" -m 300
 bad cq_poll_bw --mtu 256..4096 -m 8192
-bad cq_poll_bw --cq-mode "poll, event or hybrid" --cq-mode spin
-bad cq_poll_bw --cq-mode "poll, event or hybrid" --cq-mode ""
+bad cq_poll_bw --cq-mode "poll, event, hybrid or mem" --cq-mode spin
+bad cq_poll_bw --cq-mode "poll, event, hybrid or mem" --cq-mode ""
 bad cq_poll_bw --cq-mod "USEC 0..65535" --cq-mod 8,70000
 bad cq_poll_bw --cq-mod "" --cq-mod 8,
 bad cq_poll_bw --all "" --all=1
@@ -140,14 +140,29 @@ bad cq_event_lat --p99-slack 0..1000 --p99-slack 1001
 bad cq_event_lat --cq-depth "tx-depth + rx-depth" --rate 1k --cq-depth 16
 bad cq_event_lat --client-cq-mode "--rate or --rates" --client-cq-mode event
 bad ud_send_lat --client-cq-mode "--rate or --rates" --client-cq-mode poll
-bad cq_event_lat --client-cq-mode "poll, event or hybrid" --rate 1k --client-cq-mode busy
+bad cq_event_lat --client-cq-mode "poll, event, hybrid or mem" --rate 1k --client-cq-mode busy
 bad cq_event_lat --warmup 0..1000000000 --warmup -1
 bad cq_event_lat --samples "" --samples /nonexistent/dir/f 127.0.0.1
 bad cq_event_lat --duration 1..86400 -D 0
-bad cq_event_lat --cq-mode "poll, event or hybrid" --cq-mode=busy
+bad cq_event_lat --cq-mode "poll, event, hybrid or mem" --cq-mode=busy
 bad cq_event_lat --rtt "" --rtt=yes
 bad cq_event_lat -q "" -q 2
 bad cq_event_lat --size 1..2G -s 12x
+# --verb: each line the issue names, and the verbs' own limits.
+bad cq_poll_bw --verb "use --verb write-imm for events" --verb write --cq-mode event
+bad cq_event_lat --verb "use --verb write-imm for events" --verb write --cq-mode hybrid
+bad cq_poll_bw --verb "--size 8" --verb atomic -s 64
+bad cq_event_lat --verb "without --all" --verb atomic -a
+bad ud_send_bw --verb "allowed: send" --verb read
+bad ud_send_lat --verb "allowed: send" --verb write-imm
+bad cq_poll_bw --verb "send, write-imm, write, read or atomic" --verb swap
+bad cq_event_lat --cq-mode "--verb write only" --cq-mode mem
+bad cq_event_lat --cq-mode "--verb write only" --rate 1k --client-cq-mode mem
+bad cq_poll_bw --verb "--size 8 or more" --verb write -s 4
+bad cq_event_lat --verbs "send is there twice" --verbs send,read,send
+bad cq_event_lat --verbs "allowed: send, write-imm" --verbs send,cas
+bad cq_poll_bw --verb "--verbs conflict" --verb read --verbs send,read
+bad cq_poll_bw --verb "--size 8" --verbs send,atomic -s 64
 
 # --- ud_send_bw: UD and multicast --------------------------------------
 bad ud_send_bw --mcast "" --mcast 10.0.0.1

@@ -77,7 +77,7 @@ for tool in $tools; do
 		fi
 		[ -n "${BASH_REMATCH[4]}" ] || continue
 		takes[$tool $opt]=1
-		# "[poll, event or hybrid; default poll]": an enum's words.
+		# "[poll, event, hybrid or mem; default poll]": an enum's words.
 		[[ $line == *\]* ]] || continue
 		range=${line##*[}
 		range=${range%%;*}
@@ -275,7 +275,9 @@ for tool in $tools; do
 			for w in "$@"; do
 				offers "$tool --$opt ${w:0:1}" "$w"
 				offers "$tool --$opt=${w:0:1}" "$w"
-				expect "$tool --$opt=$w" "$w"
+				# A word may begin another (write, write-imm).
+				# shellcheck disable=SC2086
+				expect "$tool --$opt=$w" $(printf '%s\n' "$@" | grep "^$w")
 			done
 			COMP_WORDBREAKS=${breaks//=/}
 			expect "$tool --$opt=" "${@/#/--$opt=}"

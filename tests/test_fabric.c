@@ -578,8 +578,38 @@ static void test_port_record(void)
 	}
 }
 
+/* The endpoint record: each QP's buffer and rd_atom travel; a peer that
+ * sends none (an older one) leaves them 0; a bad one is named. */
+static void test_endpoints(void)
+{
+	struct cqp_endpoint e[2] = {{.qpn = 17,
+				     .psn = 5,
+				     .addr = 0x7f0012345000ull,
+				     .rkey = 0xabcd,
+				     .rd_atom = 16},
+				    {.qpn = 18, .psn = 6}},
+			    got[2];
+	char buf[1024], old[] = "count=1\nqp0_qpn=3\nqp0_psn=4\nqp0_lid=0\n"
+				"qp0_gid_index=1\nqp0_gid=::1\n";
+	struct cqp_kv_writer w;
+
+	cqp_kv_writer_init(&w, buf, sizeof(buf));
+	cqp_endpoints_encode(e, 2, &w);
+	CHECK(cqp_endpoints_decode(got, 2, buf, w.len) == 0);
+	CHECK(got[0].addr == e[0].addr && got[0].rkey == 0xabcd &&
+	      got[0].rd_atom == 16 && got[1].qpn == 18 && got[1].addr == 0 &&
+	      got[1].rkey == 0 && got[1].rd_atom == 0);
+	CHECK(cqp_endpoints_decode(got, 1, old, strlen(old)) == 0);
+	CHECK(got[0].qpn == 3 && got[0].addr == 0 && got[0].rd_atom == 0);
+	snprintf(buf, sizeof(buf), "%sqp0_rd_atom=300\n", old);
+	CHECK(cqp_endpoints_decode(got, 1, buf, strlen(buf)) < 0 &&
+	      strstr(cqp_errmsg(), "qp0_rd_atom"));
+	cqp_errclear();
+}
+
 int main(void)
 {
+	test_endpoints();
 	test_port_record();
 	test_gid_choice();
 	test_usable_gids();

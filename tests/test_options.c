@@ -96,7 +96,7 @@ static void test_bad(void)
 	bad("-m 8192", "256..4096");
 	bad("-x -2", "--gid-index");
 	bad("-I -1", "--inline");
-	bad("--cq-mode spin", "poll, event or hybrid");
+	bad("--cq-mode spin", "poll, event, hybrid or mem");
 	bad("--output xml", "human, json or csv");
 	bad("--cq-mod 0", "--cq-mod");
 	bad("--cq-mod 5,x", "--cq-mod");
@@ -374,6 +374,54 @@ static void list_options(void)
 				printf("%s %s\n", cqp_tool_name(t), o->name);
 }
 
+/* --verb and --verbs: a verb's own defaults, its limits, and the server
+ * adopting both. */
+static void test_verbs(void)
+{
+	struct cqp_params c, srv;
+	const struct cqp_option *o = cqp_option_find("verbs");
+	char rec[1024], v[64];
+	struct cqp_kv_writer w;
+
+	CHECK(parse(&c, "x") == 0 && c.verb == CQP_VERB_SEND && !c.verbs);
+	CHECK(cqp_params_verbs(&c) == 1u << CQP_VERB_SEND);
+	CHECK(parse(&c, "--verb atomic x") == 0 && c.size == 8);
+	CHECK(parse(&c, "--verb write x") == 0 && c.cq_mode == CQP_CQ_MEM);
+	CHECK(parse(&c, "--verb write --cq-mode mem -s 8 x") == 0);
+	CHECK(parse(&c, "--verb write -s 8 x") == 0);
+	CHECK(parse(&c, "--verb read --cq-mode event x") == 0 &&
+	      c.cq_mode == CQP_CQ_EVENT);
+	CHECK(parse(&c, "--verbs write,send,read x") == 0 &&
+	      c.verbs == (1u << CQP_VERB_SEND | 1u << CQP_VERB_WRITE |
+			  1u << CQP_VERB_READ) &&
+	      c.cq_mode == CQP_CQ_POLL);
+	cqp_option_format(o, &c, v, sizeof(v));
+	CHECK_STR(v, "send,write,read");
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_params_encode(&c, TOOL, &w);
+	cqp_params_defaults(&srv, TOOL);
+	CHECK(cqp_params_decode(&srv, TOOL, w.buf, w.len) == 0 &&
+	      srv.verbs == c.verbs);
+	CHECK(parse(&c, "--verb atomic x") == 0);
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_params_encode(&c, TOOL, &w);
+	CHECK(cqp_params_decode(&srv, TOOL, w.buf, w.len) == 0 &&
+	      srv.verb == CQP_VERB_ATOMIC && srv.size == 8 && !srv.verbs);
+	CHECK(cqp_verb_modes(CQP_VERB_WRITE) == 1u << CQP_CQ_MEM);
+	CHECK(cqp_verb_modes(CQP_VERB_READ) & 1u << CQP_CQ_EVENT);
+	CHECK(cqp_verb_passive(CQP_VERB_ATOMIC) &&
+	      !cqp_verb_passive(CQP_VERB_WRITE));
+	bad("--verb write --cq-mode event", "write-imm for events");
+	bad("--verb write --cq-mode poll", "allowed: --cq-mode mem");
+	bad("--cq-mode mem", "--verb write only");
+	bad("--verb atomic -s 16", "8 bytes");
+	bad("--verb write -s 7", "--size 8 or more");
+	bad("--verbs read,atomic -s 64", "8 bytes");
+	CHECK(parse(&c, "--verbs read,atomic x") == 0 && c.size == 8);
+	bad("--verbs send,,read", "--verbs");
+	bad("--verbs", "--verbs needs a value");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--list") == 0) {
@@ -389,5 +437,6 @@ int main(int argc, char **argv)
 	test_threads();
 	test_queue_mem();
 	test_help();
+	test_verbs();
 	return check_done("test_options");
 }

@@ -42,7 +42,7 @@ static void print_values(void)
 	for (const struct cqp_option *o = cqp_options; o->name; o++) {
 		bool dev = strcmp(o->name, "ib-dev") == 0;
 
-		if (!dev && o->type != CQP_OPT_ENUM)
+		if (!dev && o->type != CQP_OPT_ENUM && o->type != CQP_OPT_WORDS)
 			continue;
 		if (o->short_name)
 			printf("\t-%c | --%s)\n", o->short_name, o->name);

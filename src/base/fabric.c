@@ -498,6 +498,16 @@ void cqp_endpoints_encode(const struct cqp_endpoint *eps, unsigned n,
 		snprintf(key, sizeof(key), "qp%u_gid", i);
 		cqp_gid_str(&eps[i].gid, gid, sizeof(gid));
 		cqp_kv_add_str(w, key, gid);
+		if (eps[i].rkey || eps[i].addr) {
+			snprintf(key, sizeof(key), "qp%u_addr", i);
+			cqp_kv_add_u64(w, key, eps[i].addr);
+			snprintf(key, sizeof(key), "qp%u_rkey", i);
+			cqp_kv_add_u64(w, key, eps[i].rkey);
+		}
+		if (eps[i].rd_atom) {
+			snprintf(key, sizeof(key), "qp%u_rd_atom", i);
+			cqp_kv_add_u64(w, key, eps[i].rd_atom);
+		}
 	}
 }
 
@@ -517,11 +527,32 @@ static int get_u32(const char *text, size_t len, const char *key, uint32_t max,
 	return 0;
 }
 
+/* An optional field qpN_name: 0 when absent. */
+static int get_opt(const char *text, size_t len, unsigned i, const char *name,
+		   uint64_t max, uint64_t *out)
+{
+	char key[32];
+	int rc;
+
+	snprintf(key, sizeof(key), "qp%u_%s", i, name);
+	*out = 0;
+	if (!cqp_kv_has(text, len, key))
+		return 0;
+	if ((rc = cqp_kv_get_u64(text, len, key, out)) < 0)
+		return rc;
+	if (*out > max)
+		return cqp_fail(CQP_E_PROTO,
+				"endpoint field %s=%" PRIu64 " is out of range",
+				key, *out);
+	return 0;
+}
+
 int cqp_endpoints_decode(struct cqp_endpoint *eps, unsigned n, const char *text,
 			 size_t len)
 {
 	char key[32], gid[64];
 	uint32_t count = 0, lid = 0;
+	uint64_t v;
 	int rc;
 
 	rc = get_u32(text, len, "count", UINT32_MAX, &count);
@@ -553,6 +584,15 @@ int cqp_endpoints_decode(struct cqp_endpoint *eps, unsigned n, const char *text,
 			return cqp_fail(CQP_E_PROTO,
 					"endpoint field %s='%s' is not a GID",
 					key, gid);
+		if ((rc = get_opt(text, len, i, "addr", UINT64_MAX,
+				  &eps[i].addr)) < 0)
+			return rc;
+		if ((rc = get_opt(text, len, i, "rkey", UINT32_MAX, &v)) < 0)
+			return rc;
+		eps[i].rkey = (uint32_t)v;
+		if ((rc = get_opt(text, len, i, "rd_atom", 255, &v)) < 0)
+			return rc;
+		eps[i].rd_atom = (uint32_t)v;
 	}
 	return 0;
 }

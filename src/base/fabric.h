@@ -84,8 +84,15 @@ struct cqp_endpoint {
 	uint16_t lid;
 	union ibv_gid gid;
 	uint32_t gid_index;
+	/* The QP's buffer for the peer's RDMA (0 and 0: none), and the
+	 * RDMA READs and atomics this side can have in flight as requester
+	 * and serve as responder (0: not said; taken as 1). */
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t rd_atom;
 };
-/* kv keys qpN_qpn, qpN_psn, qpN_lid, qpN_gid plus "count". */
+/* kv keys qpN_qpn, qpN_psn, qpN_lid, qpN_gid, qpN_addr, qpN_rkey,
+ * qpN_rd_atom (the last three optional) plus "count". */
 void cqp_endpoints_encode(const struct cqp_endpoint *eps, unsigned n,
 			  struct cqp_kv_writer *w);
 int cqp_endpoints_decode(struct cqp_endpoint *eps, unsigned n, const char *text,

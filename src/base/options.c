@@ -35,7 +35,11 @@
 #define MIB	   (1024 * KIB)
 #define GIB	   (1024 * MIB)
 
-static const char *const cq_mode_words[] = {"poll", "event", "hybrid", NULL};
+static const char *const cq_mode_words[] = {"poll", "event", "hybrid", "mem",
+					    NULL};
+/* In the order of enum cqp_verb. */
+static const char *const verb_words[] = {"send", "write-imm", "write", "read",
+					 "atomic", NULL};
 static const char *const output_words[] = {"human", "json", "csv", NULL};
 static const char *const cm_mode_words[] = {"block", "nonblock", "batch", NULL};
 /* In the order of enum cqp_clock_mode. */
@@ -208,7 +212,7 @@ const struct cqp_option cqp_options[] = {
     {.name = "client-cq-mode",
      .type = CQP_OPT_ENUM,
      .offset = OFF(client_cq_mode),
-     .max = 2,
+     .max = 3,
      .words = cq_mode_words,
      .argname = "MODE",
      .tools = LAT_TOOLS,
@@ -385,14 +389,38 @@ const struct cqp_option cqp_options[] = {
     {.name = "cq-mode",
      .type = CQP_OPT_ENUM,
      .offset = OFF(cq_mode),
-     .max = 2,
+     .max = 3,
      .def = CQP_CQ_POLL,
      .words = cq_mode_words,
      .argname = "MODE",
      .tools = RDMA_TOOLS,
      .flags = NEG,
      .help = "how completions are reaped: poll, event or hybrid (spin "
-	     "after a wakeup, then sleep)"},
+	     "after a wakeup, then sleep); mem: spin on the buffer's last "
+	     "bytes (--verb write's target)"},
+    {.name = "verb",
+     .type = CQP_OPT_ENUM,
+     .offset = OFF(verb),
+     .max = CQP_VERB__N - 1,
+     .def = CQP_VERB_SEND,
+     .words = verb_words,
+     .argname = "VERB",
+     .tools = RDMA_TOOLS,
+     .flags = NEG,
+     .help = "the operation: send, write-imm (the target gets a receive "
+	     "completion), write (it polls memory), read or atomic (its CPU "
+	     "takes no part; fetch-and-add, 8 bytes)"},
+    {.name = "verbs",
+     .type = CQP_OPT_WORDS,
+     .offset = OFF(verbs),
+     .max = CQP_VERB__N - 1,
+     .words = verb_words,
+     .argname = "LIST",
+     .tools = CQP_TOOL_CQ_POLL_BW | CQP_TOOL_CQ_EVENT_LAT,
+     .flags = NEG,
+     .help = "a set of steps per verb, in this order: send, write-imm, "
+	     "write, read, atomic (with --compare-modes each in every mode "
+	     "it allows)"},
     {.name = "poll-batch",
      .type = CQP_OPT_U32,
      .offset = OFF(poll_batch),
@@ -469,10 +497,11 @@ const struct cqp_option cqp_options[] = {
      .type = CQP_OPT_FLAG,
      .offset = OFF(verify),
      .max = 1,
-     .tools = UD_TOOLS,
+     .tools = RDMA_TOOLS,
      .flags = NEG,
-     .help = "payloads carry a pattern and a sequence number that the "
-	     "receiver checks; a mismatch fails the run"},
+     .help = "payloads carry a pattern (UD: and a sequence number) "
+	     "that the receiver checks (RC: at each step's end; atomics: "
+	     "the peer's count); a mismatch fails the run"},
     {.name = "rdma-cm",
      .type = CQP_OPT_FLAG,
      .offset = OFF(rdma_cm),
@@ -771,7 +800,20 @@ const char *cqp_tool_name(enum cqp_tool tool)
 
 const char *cqp_cq_mode_name(uint32_t mode)
 {
-	return mode <= CQP_CQ_HYBRID ? cq_mode_words[mode] : "?";
+	return mode <= CQP_CQ_MEM ? cq_mode_words[mode] : "?";
+}
+
+const char *cqp_verb_name(uint32_t verb)
+{
+	return verb < CQP_VERB__N ? verb_words[verb] : "?";
+}
+
+uint32_t cqp_verb_modes(uint32_t verb)
+{
+	uint32_t cq = 1u << CQP_CQ_POLL | 1u << CQP_CQ_EVENT |
+		      1u << CQP_CQ_HYBRID;
+
+	return verb == CQP_VERB_WRITE ? 1u << CQP_CQ_MEM : cq;
 }
 
 const char *cqp_cm_mode_name(uint32_t mode)
@@ -949,7 +991,7 @@ static void format_range(const struct cqp_option *o, char *buf, size_t cap)
 	char lo[32], hi[32];
 	size_t n = 0;
 
-	if (o->type == CQP_OPT_ENUM) {
+	if (o->type == CQP_OPT_ENUM || o->type == CQP_OPT_WORDS) {
 		buf[0] = '\0';
 		for (unsigned i = 0; o->words[i] && n < cap; i++)
 			n += snprintf(buf + n, cap - n, "%s%s",
@@ -1118,6 +1160,33 @@ static int set_spins(const struct cqp_option *o, struct cqp_params *p,
 	return 0;
 }
 
+/* W1,W2,... of o->words, each once: a mask in the words' order. */
+static int set_words(const struct cqp_option *o, struct cqp_params *p,
+		     const char *val)
+{
+	char buf[128], *save = NULL, *tok;
+	uint32_t mask = 0;
+
+	if (!list_fits(val, sizeof(buf)))
+		return bad_value(o, val, "is not a comma-separated list");
+	strcpy(buf, val);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		unsigned i = 0;
+
+		while (o->words[i] && strcmp(tok, o->words[i]) != 0)
+			i++;
+		if (!o->words[i])
+			return bad_value(o, tok, "is not a known word");
+		if (mask & 1u << i)
+			return cqp_fail(CQP_E_USAGE, "--%s: %s is there twice",
+					o->name, tok);
+		mask |= 1u << i;
+	}
+	*(uint32_t *)field(o, p) = mask;
+	return 0;
+}
+
 /* C1,C2,... with ranges A-B: distinct CPUs this machine has, at most
  * CQP_MAX_THREADS. */
 static int set_cpus(const struct cqp_option *o, struct cqp_params *p,
@@ -1265,6 +1334,8 @@ int cqp_option_set(const struct cqp_option *o, struct cqp_params *p,
 		return set_spins(o, p, val);
 	case CQP_OPT_CPUS:
 		return set_cpus(o, p, val);
+	case CQP_OPT_WORDS:
+		return set_words(o, p, val);
 	default:
 		return cqp_fail(CQP_E_USAGE, "--%s takes no value", o->name);
 	}
@@ -1296,6 +1367,17 @@ void cqp_option_format(const struct cqp_option *o, const struct cqp_params *p,
 	case CQP_OPT_STR:
 		snprintf(buf, cap, "%s", (const char *)f);
 		break;
+	case CQP_OPT_WORDS: {
+		size_t n = 0;
+
+		buf[0] = '\0';
+		for (unsigned i = 0; o->words[i] && n < cap; i++)
+			if (*(const uint32_t *)f & 1u << i)
+				n += (size_t)snprintf(buf + n, cap - n, "%s%s",
+						      n ? "," : "",
+						      o->words[i]);
+		break;
+	}
 	case CQP_OPT_CQMOD:
 		snprintf(buf, cap, "%" PRIu32 ",%" PRIu32, p->cq_mod_count,
 			 p->cq_mod_usec);
@@ -1378,6 +1460,7 @@ static void default_text(const struct cqp_option *o, const struct cqp_params *d,
 		format_size(*(const uint64_t *)f, buf, cap);
 	} else if ((o->type == CQP_OPT_CQMOD && !d->cq_mod_count) ||
 		   (o->type == CQP_OPT_RATES && !d->nrates) ||
+		   (o->type == CQP_OPT_WORDS && !*(const uint32_t *)f) ||
 		   (o->type == CQP_OPT_U32 && *(const uint32_t *)f < o->min) ||
 		   (o->type == CQP_OPT_RATE &&
 		    *(const uint64_t *)f < (uint64_t)o->min) ||
@@ -1606,7 +1689,60 @@ int cqp_params_parse(struct cqp_params *p, enum cqp_tool tool, int argc,
 		return cqp_fail(CQP_E_USAGE,
 				"--client-cq-mode needs --rate or --rates: in "
 				"ping-pong both sides reap in --cq-mode");
+	if (seen[cqp_option_find("verb") - cqp_options] &&
+	    seen[cqp_option_find("verbs") - cqp_options])
+		return cqp_fail(CQP_E_USAGE,
+				"--verb and --verbs conflict: one verb, or a "
+				"set of steps per verb");
+	/* A verb's own default: atomics are 8 bytes, and the target of a
+	 * plain WRITE has only memory to poll. */
+	if (cqp_params_verbs(p) & 1u << CQP_VERB_ATOMIC &&
+	    !seen[cqp_option_find("size") - cqp_options] && !p->all)
+		p->size = 8;
+	if (p->verb == CQP_VERB_WRITE && !p->verbs &&
+	    !seen[cqp_option_find("cq-mode") - cqp_options])
+		p->cq_mode = CQP_CQ_MEM;
 	return cqp_params_validate(p, tool);
+}
+
+/* The checks of --verb and --verbs against the modes and sizes. */
+static int validate_verbs(const struct cqp_params *p, enum cqp_tool tool)
+{
+	uint32_t verbs = cqp_params_verbs(p);
+	bool write = verbs & 1u << CQP_VERB_WRITE;
+
+	if (tool & UD_TOOLS && p->verb != CQP_VERB_SEND)
+		return cqp_fail(CQP_E_USAGE,
+				"--verb: '%s' is not for UD, whose queue pairs "
+				"carry SEND only (allowed: send)",
+				cqp_verb_name(p->verb));
+	if (p->verbs && p->verb != CQP_VERB_SEND)
+		return cqp_fail(CQP_E_USAGE,
+				"--verb and --verbs conflict: one verb, or a "
+				"set of steps per verb");
+	if (!write && (p->cq_mode == CQP_CQ_MEM ||
+		       p->client_cq_mode == CQP_CQ_MEM))
+		return cqp_fail(CQP_E_USAGE,
+				"--cq-mode mem is for --verb write only: memory "
+				"polling waits where a plain RDMA WRITE leaves "
+				"no completion; other verbs have one to reap");
+	if (p->verb == CQP_VERB_WRITE && !p->verbs && !p->compare_modes &&
+	    p->cq_mode != CQP_CQ_MEM)
+		return cqp_fail(CQP_E_USAGE,
+				"--verb write --cq-mode %s: a plain RDMA WRITE "
+				"raises no completion at the target; use --verb "
+				"write-imm for events (allowed: --cq-mode mem)",
+				cqp_cq_mode_name(p->cq_mode));
+	if (verbs & 1u << CQP_VERB_ATOMIC && (p->all || p->size != 8))
+		return cqp_fail(CQP_E_USAGE,
+				"--verb atomic: atomics are 8 bytes (allowed: "
+				"--size 8, without --all)");
+	if (write && !p->all && p->size < 8)
+		return cqp_fail(CQP_E_USAGE,
+				"--verb write: memory polling needs the last 8 "
+				"bytes of a message for its sequence number "
+				"(allowed: --size 8 or more)");
+	return 0;
 }
 
 /* A multicast GID: ff00::/8, or an IPv4-mapped 224.0.0.0/4 (RoCE v2). */
@@ -1623,6 +1759,10 @@ static bool is_mcast_gid(const char *text)
 
 int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
 {
+	int rc = validate_verbs(p, tool);
+
+	if (rc < 0)
+		return rc;
 	if (p->arrival != CQP_ARRIVAL_FIXED && !p->rate && !p->nrates)
 		return cqp_fail(CQP_E_USAGE,
 				"--arrival needs --rate or --rates: without a "

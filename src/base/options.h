@@ -23,7 +23,19 @@ enum cqp_tool {
 	CQP_TOOL_ALL = (1u << 5) - 1,
 };
 
-enum cqp_cq_mode { CQP_CQ_POLL, CQP_CQ_EVENT, CQP_CQ_HYBRID };
+/* mem: spin on the last bytes of the message buffer, where a plain RDMA
+ * WRITE leaves no completion (--verb write's target); as a reaper of a
+ * CQ it polls. */
+enum cqp_cq_mode { CQP_CQ_POLL, CQP_CQ_EVENT, CQP_CQ_HYBRID, CQP_CQ_MEM };
+/* --verb: the operation a request is.  In the order of the words. */
+enum cqp_verb {
+	CQP_VERB_SEND,
+	CQP_VERB_WRITE_IMM,
+	CQP_VERB_WRITE,
+	CQP_VERB_READ,
+	CQP_VERB_ATOMIC,
+	CQP_VERB__N
+};
 enum cqp_output { CQP_OUT_HUMAN, CQP_OUT_JSON, CQP_OUT_CSV };
 enum cqp_cm_mode { CQP_CM_BLOCK, CQP_CM_NONBLOCK, CQP_CM_BATCH };
 
@@ -101,6 +113,8 @@ struct cqp_params {
 	bool channel_per_cq;
 	bool shared_channel; /* --threads: receivers' CQs on one channel */
 	uint32_t cq_mode;    /* enum cqp_cq_mode */
+	uint32_t verb;	     /* enum cqp_verb */
+	uint32_t verbs;	     /* --verbs: a step set per verb, 1u << verb */
 	uint32_t poll_batch;
 	uint32_t ack_batch;
 	uint32_t spin_us; /* the first of spin_list */
@@ -146,6 +160,7 @@ enum cqp_opt_type {
 	CQP_OPT_RATES,	 /* R1,R2,...[,max] into rates/nrates */
 	CQP_OPT_SPINS,	 /* U1[,U2...] into spin_us/spin_list/nspin */
 	CQP_OPT_CPUS,	 /* C1[,C2...] and ranges A-B into cpu/cpus/ncpu */
+	CQP_OPT_WORDS,	 /* W1[,W2...] of words, a u32 mask (1u << index) */
 	CQP_OPT_HELP,
 	CQP_OPT_VERSION,
 };
@@ -179,6 +194,32 @@ const char *cqp_tool_name(enum cqp_tool tool);
 const char *cqp_cq_mode_name(uint32_t mode);
 const char *cqp_output_name(uint32_t output);
 const char *cqp_cm_mode_name(uint32_t mode);
+const char *cqp_verb_name(uint32_t verb);
+
+/* What a verb means for the completion path (cqperf(7) VERBS). */
+/* The target sees a completion (a receive consumed): send, write-imm. */
+static inline bool cqp_verb_target_cq(uint32_t verb)
+{
+	return verb == CQP_VERB_SEND || verb == CQP_VERB_WRITE_IMM;
+}
+/* The target's CPU takes no part: read, atomic. */
+static inline bool cqp_verb_passive(uint32_t verb)
+{
+	return verb == CQP_VERB_READ || verb == CQP_VERB_ATOMIC;
+}
+/* Outstanding requests bounded by the responder's rd_atom resources. */
+static inline bool cqp_verb_rd_atom(uint32_t verb)
+{
+	return cqp_verb_passive(verb);
+}
+/* The completion modes a step of `verb` may run in, as a mask
+ * (1u << enum cqp_cq_mode). */
+uint32_t cqp_verb_modes(uint32_t verb);
+/* The verbs of a run: --verbs, else --verb alone (a mask). */
+static inline uint32_t cqp_params_verbs(const struct cqp_params *p)
+{
+	return p->verbs ? p->verbs : 1u << p->verb;
+}
 
 /* Default values for every field. */
 void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool);

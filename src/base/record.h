@@ -77,6 +77,9 @@ struct cqp_device_info {
 	bool grh;	       /* packets carry a GRH (else LID routed) */
 	bool has_inline;
 	uint32_t inline_size; /* granted inline bytes, when has_inline */
+	/* READs and atomics a QP may have in flight, agreed with the peer,
+	 * in a run with those verbs; 0: none of them. */
+	uint32_t rd_atom;
 	/* UD: what a packet carries besides its payload on this link
 	 * (fabric.h); 0 unknown. */
 	uint32_t wire_overhead;
@@ -87,6 +90,8 @@ struct cqp_device_info {
 struct cqp_row {
 	char label[32]; /* optional row label ("poll"...); "" = none */
 	uint64_t bytes;
+	/* The verb, in a run of one other than SEND; "" = SEND only. */
+	char verb[12];
 	uint64_t iterations;
 	bool has_bw;
 	double bw_peak_gbps, bw_avg_gbps; /* 1e9 bits per second */
@@ -153,7 +158,8 @@ struct cqp_projection_check {
 /* --rates with --compare-modes: at each offered rate, the mode with the
  * least server CPU whose p99 is within the slack of the best p99 there
  * (strategy.h). */
-#define CQP_STRATEGY_MODES (2 + CQP_MAX_SPINS) /* poll, event, hybrids */
+/* poll, event, hybrids of each verb, and write's mem */
+#define CQP_STRATEGY_MODES (4 * (2 + CQP_MAX_SPINS) + 1)
 struct cqp_choice {
 	double offered_rate;
 	uint64_t bytes;

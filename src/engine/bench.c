@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,6 +34,7 @@ struct step {
 	uint32_t mode;
 	uint32_t spin_us;
 	uint64_t rate;
+	uint32_t verb;
 };
 
 /* A signal handler can only reach static storage.  Every wait of a run
@@ -99,26 +102,55 @@ static unsigned bench_sizes(const struct cqp_params *p, uint64_t max_all_size,
 	return n;
 }
 
-/* The steps of one size at one rate: the mode (or, with --compare-modes,
- * each), a hybrid step per spin budget.  Returns how many were added,
- * or 0 when they would not fit. */
+/* The modes a step set of `verb` runs in: --cq-mode (the verb's own
+ * where it allows only one, as write's mem), or with --compare-modes
+ * each it allows.  READ and atomics in an open loop: one step, since
+ * the server has nothing to reap and the load reaps in its own mode. */
+static uint32_t verb_step_modes(const struct cqp_params *p, uint32_t verb,
+				uint64_t rate, bool one)
+{
+	uint32_t allowed = cqp_verb_modes(verb);
+
+	if (cqp_verb_passive(verb) && rate)
+		return 1u << p->client_cq_mode;
+	if (one && !p->compare_modes && allowed & 1u << p->cq_mode)
+		return 1u << p->cq_mode;
+	if (one && allowed & 1u << CQP_CQ_POLL)
+		return 1u << CQP_CQ_POLL;
+	if (one)
+		return allowed & -allowed; /* its only one */
+	return allowed;
+}
+
+/* The steps of one size at one rate: per verb, each mode of
+ * verb_step_modes, a hybrid step per spin budget.  Returns how many were
+ * added, or UINT_MAX when they would not fit. */
 static unsigned mode_steps(const struct cqp_params *p, uint64_t size,
 			   uint64_t rate, bool one, struct step *steps,
 			   unsigned room)
 {
-	uint32_t first =
-	    one ? (p->compare_modes ? CQP_CQ_POLL : p->cq_mode) : CQP_CQ_POLL;
-	uint32_t last = one ? first : CQP_CQ_HYBRID;
+	uint32_t verbs = cqp_params_verbs(p);
 	unsigned n = 0;
 
-	for (uint32_t m = first; m <= last; m++) {
-		unsigned spins = m == CQP_CQ_HYBRID ? p->nspin : 1;
+	for (uint32_t v = 0; v < CQP_VERB__N; v++) {
+		uint32_t modes = verb_step_modes(p, v, rate, one);
 
-		for (unsigned k = 0; k < spins; k++) {
-			if (n == room)
-				return 0;
-			steps[n++] =
-			    (struct step){size, m, p->spin_list[k], rate};
+		if (!(verbs & 1u << v))
+			continue;
+		/* A WRITE's sequence number takes its last 8 bytes. */
+		if (v == CQP_VERB_WRITE && size < 8)
+			continue;
+		for (uint32_t m = 0; m <= CQP_CQ_MEM; m++) {
+			unsigned spins = m == CQP_CQ_HYBRID ? p->nspin : 1;
+
+			if (!(modes & 1u << m))
+				continue;
+			for (unsigned k = 0; k < spins; k++) {
+				if (n == room)
+					return UINT_MAX;
+				steps[n++] = (struct step){
+				    size, m, p->spin_list[k], rate, v};
+			}
 		}
 	}
 	return n;
@@ -150,11 +182,12 @@ static int plan_steps(const struct cqp_bench_ops *ops,
 			unsigned got = mode_steps(p, sizes[i], rates[k], one,
 						  steps + n, MAX_STEPS - n);
 
-			if (!got)
+			if (got == UINT_MAX)
 				return cqp_fail(
 				    CQP_E_USAGE,
-				    "more than %d rows (sizes x rates x modes "
-				    "x --spin-us budgets): sweep fewer at once",
+				    "more than %d rows (sizes x rates x verbs "
+				    "x modes x --spin-us budgets): sweep fewer "
+				    "at once",
 				    MAX_STEPS);
 			n += got;
 		}
@@ -179,6 +212,23 @@ static uint64_t resolve_rate(const struct step *st, const struct cqp_row *rows,
 	return 0;
 }
 
+/* A row's label: its mode where several are compared (with its spin
+ * budget where there are several), and its verb with --verbs. */
+static void step_label(const struct cqp_params *p, const struct step *st,
+		       char *buf, size_t cap)
+{
+	char mode[24] = "";
+
+	if (st->mode == CQP_CQ_HYBRID && p->nspin > 1)
+		snprintf(mode, sizeof(mode), "hybrid:%" PRIu32, st->spin_us);
+	else if (p->compare_modes || p->verbs)
+		snprintf(mode, sizeof(mode), "%s", cqp_cq_mode_name(st->mode));
+	if (p->verbs)
+		snprintf(buf, cap, "%s+%s", cqp_verb_name(st->verb), mode);
+	else
+		snprintf(buf, cap, "%s", mode);
+}
+
 /* What a step measures, for the progress line: its size, mode (the
  * server's, with its spin budget when there are several) and, in an
  * open loop, the offered rate. */
@@ -200,7 +250,9 @@ static void step_what(const struct cqp_params *p, const struct step *st,
 		snprintf(rate, sizeof(rate), ", %" PRIu64 " msg/s", st->rate);
 	else if (p->nrates)
 		snprintf(rate, sizeof(rate), ", closed loop");
-	snprintf(buf, cap, "%" PRIu64 " B, %s%s", st->size, mode, rate);
+	snprintf(buf, cap, "%" PRIu64 " B, %s%s%s%s", st->size,
+		 p->verbs ? cqp_verb_name(st->verb) : "", p->verbs ? " " : "",
+		 mode, rate);
 }
 
 /* With the connection up and no traffic, what does waiting cost in this
@@ -290,15 +342,13 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 	memset(row, 0, sizeof(*row));
 	memset(&mine, 0, sizeof(mine));
 	row->bytes = st->size;
+	if (cqp_params_verbs(run->p) != 1u << CQP_VERB_SEND)
+		snprintf(row->verb, sizeof(row->verb), "%s",
+			 cqp_verb_name(st->verb));
 	run->rate = st->rate;
 	run->mode = st->mode;
-	/* A hybrid row per budget says which. */
-	if (st->mode == CQP_CQ_HYBRID && run->p->nspin > 1)
-		snprintf(row->label, sizeof(row->label), "hybrid:%" PRIu32,
-			 st->spin_us);
-	else if (run->p->compare_modes)
-		snprintf(row->label, sizeof(row->label), "%s",
-			 cqp_cq_mode_name(st->mode));
+	run->verb = st->verb;
+	step_label(run->p, st, row->label, sizeof(row->label));
 	/* An open loop's client is the load: it reaps its own way. */
 	for (unsigned t = 0; t < run->ncomp; t++) {
 		bool load = run->is_client && st->rate;
@@ -345,9 +395,14 @@ static void print_report(const struct cqp_bench_ops *ops,
 			 const struct cqp_run *run, struct cqp_row *rows,
 			 unsigned nrows, const char *error)
 {
+	static const char *const verb_titles[] = {
+	    "SEND", "WRITE with immediate", "WRITE", "READ", "atomic"};
+	uint32_t verbs = cqp_params_verbs(run->p);
+	const char *send = strstr(ops->title, "SEND ");
+	char title[96];
 	struct cqp_report r = {
 	    .tool = ops->tool,
-	    .title = ops->title,
+	    .title = title,
 	    .params = run->p,
 	    .is_client = run->is_client,
 	    .dev = run->dev,
@@ -360,6 +415,16 @@ static void print_report(const struct cqp_bench_ops *ops,
 	    .run_server = run->run_server,
 	};
 
+	/* "RC SEND bandwidth" says the verb: the run's, or its verbs. */
+	if (send && verbs != 1u << CQP_VERB_SEND)
+		snprintf(title, sizeof(title), "%.*s%s %s",
+			 (int)(send - ops->title), ops->title,
+			 verbs & (verbs - 1)
+			     ? "verbs'"
+			     : verb_titles[__builtin_ctz(verbs)],
+			 send + 5);
+	else
+		snprintf(title, sizeof(title), "%s", ops->title);
 	if (ops->annotate)
 		ops->annotate(run, &r);
 	cqp_report_print(&r, stdout);
@@ -392,6 +457,33 @@ static int peer_check(void *arg)
 		cqp_progress_tick(((struct cqp_run *)arg)->progress,
 				  cqp_now_ns());
 	return r < 0 ? r : 0;
+}
+
+int cqp_bench_wait_peer(struct cqp_run *run, struct cqp_comp *comp,
+			struct cqp_cost *mine)
+{
+	struct cqp_oob *o = &run->s->oob;
+	struct pollfd pfd = {.fd = o->fd, .events = POLLIN};
+	int rc = 0;
+
+	cqp_comp_begin(comp);
+	for (;;) {
+		if (*run->stop)
+			return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
+		if (atomic_load(&run->sync->abort))
+			return cqp_fail(CQP_E_INTERRUPTED,
+					"stopped: another thread failed");
+		/* A second at most: SIGINT may reach another thread. */
+		if (poll(&pfd, 1, 1000) < 0 && errno != EINTR)
+			return cqp_fail(CQP_E_SYS, "poll: %s", strerror(errno));
+		if (cqp_oob_pending(o))
+			break;
+	}
+	/* The peer's failure, or a hangup, ends the step as such. */
+	if ((rc = peer_check(run)) < 0)
+		return rc;
+	cqp_comp_cost(comp, mine);
+	return 0;
 }
 
 int cqp_bench_comps(struct cqp_comp_set *set, struct ibv_context *ctx,
@@ -469,7 +561,8 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 		run->progress = &progress;
 	}
 	for (unsigned i = 0;; i++) {
-		struct step st = {0, 0, 0, 0};
+		struct step st = {0, 0, 0, 0, 0};
+		struct cqp_step_req req;
 
 		if (run->is_client && i < nsteps) {
 			char what[64];
@@ -490,7 +583,11 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 			if (hw_before)
 				hw_note_left_out(ops, run, hw_before);
 		}
-		rc = cqp_session_step(run->s, &st.size, &st.mode, &st.spin_us);
+		req = (struct cqp_step_req){st.size, st.mode, st.spin_us,
+					    st.verb};
+		rc = cqp_session_step(run->s, &req);
+		st = (struct step){req.size, req.mode, req.spin_us, st.rate,
+				   req.verb};
 		if (rc < 0 || st.size == 0)
 			break;
 		if (i >= MAX_STEPS || st.size > run->max_size) {

@@ -55,6 +55,7 @@ struct cqp_run {
 	FILE *samples; /* client: --samples, opened before connecting */
 	uint64_t rate; /* client: this step's open-loop rate; 0 closed */
 	uint32_t mode; /* this step's completion mode (the server's) */
+	uint32_t verb; /* this step's --verb */
 	/* client on a terminal: the progress line; NULL: none */
 	struct cqp_progress *progress;
 };
@@ -93,6 +94,14 @@ struct cqp_bench_ops {
  * step's abort, ended by its step's over. */
 int cqp_bench_comps(struct cqp_comp_set *set, struct ibv_context *ctx,
 		    struct cqp_run *run, bool receiver);
+
+/* A step whose side has nothing to reap (the target of READ and
+ * atomics): waits, asleep, until the peer's results arrive (its step is
+ * over), and reports the cost of that wait in comp's terms (no polls, no
+ * wakeups: what the verb costs this CPU).  SIGINT, the peer's failure or
+ * hangup end it. */
+int cqp_bench_wait_peer(struct cqp_run *run, struct cqp_comp *comp,
+			struct cqp_cost *mine);
 
 /* The whole of main(): returns the process exit status. */
 int cqp_bench_main(const struct cqp_bench_ops *ops, int argc, char **argv);

@@ -31,6 +31,7 @@ struct sender {
 	uint64_t total;	 /* per QP; 0 = until the deadline */
 	uint64_t end_ns; /* -D: when posting stops */
 	unsigned sol_every;
+	uint32_t window, sig_every; /* tx-depth or the verb's; <= window */
 	bool mark;    /* tell the receiver the warm-up is over */
 	bool warming; /* -n: the warm-up phase, before the measured one */
 	struct txq *q;
@@ -49,6 +50,23 @@ static bool is_last(const struct sender *s, const struct txq *q, uint64_t now)
 	return now >= s->end_ns;
 }
 
+/* Message idx of QP i, carrying imm (0: none): the tool's SEND, or the
+ * verb's request. */
+static void prep(struct sender *s, unsigned i, uint64_t idx, uint32_t imm,
+		 struct ibv_send_wr *w, struct ibv_sge *sge)
+{
+	const struct cqp_bw_tx *tx = s->tx;
+
+	if (tx->vq) {
+		cqp_verb_prep(tx->verb, &tx->vq[i], s->size, imm,
+			      s->size <= tx->inline_granted, w, sge);
+		return;
+	}
+	tx->prep(tx->arg, tx->first + i, idx, s->size, w, sge);
+	w->opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
+	w->imm_data = imm;
+}
+
 /* Posts as many sends on QP i as the queue has room for, in chains of up
  * to --post-list. */
 static int post_sends(struct sender *s, unsigned i, uint64_t now)
@@ -56,13 +74,15 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 	const struct cqp_params *p = s->tx->p;
 	struct txq *q = &s->q[i];
 	struct ibv_send_wr wr[CQP_POST_LIST_MAX], *bad;
-	struct ibv_sge sge[CQP_POST_LIST_MAX];
+	struct ibv_sge sge[CQP_POST_LIST_MAX][2];
 	unsigned chain = p->post_list; /* options.c bounds it */
+	bool sol = s->tx->verb == CQP_VERB_SEND ||
+		   s->tx->verb == CQP_VERB_WRITE_IMM;
 
-	while (!q->done_posting && q->posted - q->acked < p->tx_depth &&
+	while (!q->done_posting && q->posted - q->acked < s->window &&
 	       (!s->sched || s->due <= now)) {
 		unsigned n = 0;
-		uint64_t room = p->tx_depth - (q->posted - q->acked);
+		uint64_t room = s->window - (q->posted - q->acked);
 
 		while (n < chain && n < room && !q->done_posting &&
 		       (!s->sched || s->due <= now)) {
@@ -70,29 +90,25 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 			uint64_t idx = q->posted;
 			bool last = is_last(s, q, now);
 
-			s->tx->prep(s->tx->arg, s->tx->first + i, idx, s->size,
-				    w, &sge[n]);
-			w->wr_id = ((uint64_t)i << WRID_QP_SHIFT) | idx;
-			w->next = NULL;
-			w->opcode = IBV_WR_SEND;
+			uint32_t imm = 0;
+
 			if (s->warming) {
 				/* The warm-up's last send on QP 0 tells the
 				 * receiver that measuring begins. */
-				if (last && i == 0) {
-					w->opcode = IBV_WR_SEND_WITH_IMM;
-					w->imm_data = CQP_IMM_MEASURE;
-				}
+				if (last && i == 0)
+					imm = CQP_IMM_MEASURE;
 			} else if (last || (s->mark && i == 0)) {
-				w->opcode = IBV_WR_SEND_WITH_IMM;
-				w->imm_data =
-				    last ? CQP_IMM_END : CQP_IMM_MEASURE;
+				imm = last ? CQP_IMM_END : CQP_IMM_MEASURE;
 				s->mark = false;
 			}
+			prep(s, i, idx, imm, w, sge[n]);
+			w->wr_id = ((uint64_t)i << WRID_QP_SHIFT) | idx;
+			w->next = NULL;
 			if (--q->sig_left == 0 || last) {
 				w->send_flags |= IBV_SEND_SIGNALED;
-				q->sig_left = p->signal_every;
+				q->sig_left = s->sig_every;
 			}
-			if (--q->sol_left == 0 || last) {
+			if (sol && (--q->sol_left == 0 || last)) {
 				w->send_flags |= IBV_SEND_SOLICITED;
 				q->sol_left = s->sol_every;
 			}
@@ -128,11 +144,9 @@ static bool in_flight(const struct sender *s)
 /* The queues at the start of a phase. */
 static void reset_queues(struct sender *s)
 {
-	const struct cqp_params *p = s->tx->p;
-
 	for (unsigned i = 0; i < s->tx->nqp; i++) {
 		memset(&s->q[i], 0, sizeof(s->q[i]));
-		s->q[i].sig_left = p->signal_every;
+		s->q[i].sig_left = s->sig_every;
 		s->q[i].sol_left = s->sol_every;
 	}
 }
@@ -244,6 +258,10 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	 * receive queue runs dry, or sender and receiver wait on each
 	 * other. */
 	s.sol_every = cqp_bw_sol_every(p->rx_depth, tx->rq_senders);
+	s.window = tx->window ? tx->window : p->tx_depth;
+	/* A window below --signal-every would fill with requests nobody
+	 * waits for. */
+	s.sig_every = p->signal_every < s.window ? p->signal_every : s.window;
 	reset_queues(&s);
 	now = cqp_now_ns();
 	*sent = 0;

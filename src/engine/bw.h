@@ -10,6 +10,7 @@
 #include <infiniband/verbs.h>
 #include <stdint.h>
 
+#include "engine/verb.h"
 #include "verbs/completion.h"
 #include "base/options.h"
 #include "report/report.h"
@@ -35,6 +36,13 @@ struct cqp_bw_tx {
 	/* Sending QPs whose messages land in one of the peer's receive
 	 * queues (cqp_ud_rq_senders); 0 or 1: each QP has its own. */
 	uint32_t rq_senders;
+	/* RC --verb: the verb, each QP's buffers (vq[i] for qps[i]; NULL:
+	 * prep builds SENDs), the QPs' inline grant and the requests a QP
+	 * may have in flight (cqp_rc_window; 0: tx-depth). */
+	uint32_t verb;
+	struct cqp_verb_qp *vq;
+	uint32_t inline_granted;
+	uint32_t window;
 };
 
 /* Sends per QP from one solicited message to the next: a quarter of

@@ -7,17 +7,50 @@
 #include "base/error.h"
 #include "engine/path.h"
 
-static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
-		      uint64_t buf_size)
+/* Write's tail slots follow the payload bytes, 8-aligned. */
+static uint64_t tails_at(uint64_t buf_size)
 {
-	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-		     IBV_ACCESS_REMOTE_READ;
+	return (buf_size + 7) / 8 * 8;
+}
+
+/* The verbs' view of QP i's buffer: its tail slots, and no stale bytes
+ * where a WRITE's sequence number will be polled. */
+static void verb_qp_init(struct cqp_rc *rc, const struct cqp_params *p,
+			 unsigned i, uint64_t buf_size)
+{
+	struct cqp_verb_qp *q = &rc->vq[i];
+
+	q->buf = rc->bufs[i].addr;
+	q->lkey = rc->bufs[i].mr->lkey;
+	q->counter_at = tails_at(buf_size);
+	memset(q->buf + q->counter_at, 0, 8);
+	if (!(rc->verbs & 1u << CQP_VERB_WRITE))
+		return;
+	q->tails = (uint64_t *)(q->buf + q->counter_at + 8);
+	q->nslots = p->tx_depth;
+	cqp_verb_clear_tails(q->buf, buf_size, p->size);
+}
+
+static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
+		      uint64_t buf_size, bool target)
+{
+	bool write = rc->verbs & 1u << CQP_VERB_WRITE;
+	int access = cqp_verb_access(rc->verbs, target) |
+		     (target && write ? CQP_BUF_POLLED : 0);
+
+	/* iWARP places a READ's response as a tagged WRITE into the
+	 * requester's buffer, which must allow it. */
+	if (!target && rc->verbs & 1u << CQP_VERB_READ &&
+	    rc->dev.ctx->device->transport_type == IBV_TRANSPORT_IWARP)
+		access |= IBV_ACCESS_REMOTE_WRITE;
 	unsigned total = p->qps * rc->comps.n;
+	uint64_t extra = cqp_verb_extra(rc->verbs, p->tx_depth);
 	int ret;
 
 	rc->qps = calloc(total, sizeof(*rc->qps));
 	rc->bufs = calloc(total, sizeof(*rc->bufs));
-	if (!rc->qps || !rc->bufs)
+	rc->vq = calloc(total, sizeof(*rc->vq));
+	if (!rc->qps || !rc->bufs || !rc->vq)
 		return cqp_fail(CQP_E_NOMEM, "out of memory for %u QPs", total);
 	for (unsigned i = 0; i < total; i++) {
 		struct cqp_comp *comp = &rc->comps.comp[i / p->qps];
@@ -28,6 +61,7 @@ static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
 		    .max_send_wr = p->tx_depth,
 		    .max_recv_wr = p->rx_depth,
 		    .inline_size = p->inline_size,
+		    .max_send_sge = write ? 2 : 1,
 		};
 		uint32_t granted;
 
@@ -35,15 +69,18 @@ static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
 		if (ret < 0)
 			return ret;
 		rc->nqp++;
-		ret = cqp_qp_init(rc->qps[i], &rc->dev);
+		ret = cqp_qp_init(rc->qps[i], &rc->dev,
+				  cqp_verb_access(rc->verbs, true));
 		if (ret < 0)
 			return ret;
 		rc->inline_granted = i == 0 || granted < rc->inline_granted
 					 ? granted
 					 : rc->inline_granted;
-		ret = cqp_buf_alloc(&rc->bufs[i], rc->dev.pd, buf_size, access);
+		ret = cqp_buf_alloc(&rc->bufs[i], rc->dev.pd,
+				    tails_at(buf_size) + extra, access);
 		if (ret < 0)
 			return ret;
+		verb_qp_init(rc, p, i, buf_size);
 	}
 	return 0;
 }
@@ -59,7 +96,18 @@ static int connect_qps(struct cqp_rc *rc, struct cqp_run *run)
 		goto out;
 	}
 	cqp_endpoints_local(local, rc->qps, rc->nqp, &rc->dev);
+	for (unsigned i = 0; i < rc->nqp; i++) {
+		local[i].addr = (uintptr_t)rc->bufs[i].addr;
+		local[i].rkey = rc->bufs[i].mr->rkey;
+		local[i].rd_atom = cqp_dev_rd_atom(&rc->dev);
+	}
 	ret = cqp_session_exchange_endpoints(run->s, local, remote, rc->nqp);
+	for (unsigned i = 0; ret == 0 && i < rc->nqp; i++) {
+		rc->vq[i].raddr = remote[i].addr;
+		rc->vq[i].rkey = remote[i].rkey;
+	}
+	if (ret == 0)
+		rc->rd_atom = cqp_rd_atom_agreed(&local[0], &remote[0]);
 	for (unsigned i = 0; ret == 0 && i < rc->nqp; i++)
 		ret = cqp_rc_qp_connect(rc->qps[i], &rc->dev, &local[i],
 					&remote[i], rc->mtu);
@@ -86,7 +134,16 @@ struct cqp_mem_need cqp_rc_mem_need(const struct cqp_params *p)
 				     cqp_queue_mem(p, qps, qps, qps)};
 }
 
-int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
+uint32_t cqp_rc_window(const struct cqp_rc *rc, const struct cqp_params *p,
+		       uint32_t verb)
+{
+	if (cqp_verb_rd_atom(verb) && rc->rd_atom < p->tx_depth)
+		return rc->rd_atom;
+	return p->tx_depth;
+}
+
+int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver,
+		 bool target)
 {
 	const struct cqp_params *p = run->p;
 	uint64_t buf_size = cqp_rc_buf_size(p);
@@ -94,12 +151,20 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
 	int ret;
 
 	memset(rc, 0, sizeof(*rc));
+	rc->verbs = cqp_params_verbs(p);
 	srandom((unsigned)cqp_now_ns());
 	ret = cqp_path_open(&rc->dev, run, true, &mtu);
 	if (ret < 0)
 		return ret;
 	rc->dev_open = true;
 	rc->mtu = cqp_mtu_enum(mtu);
+	/* iWARP has no atomics, and some RoCE NICs none either. */
+	if (rc->verbs & 1u << CQP_VERB_ATOMIC &&
+	    rc->dev.attr.atomic_cap == IBV_ATOMIC_NONE)
+		return cqp_fail(CQP_E_USAGE,
+				"--verb atomic: %s has no atomic operations "
+				"(atomic_cap NONE)",
+				rc->dev.info.name);
 	run->max_size = rc->dev.port_attr.max_msg_sz < buf_size
 			    ? rc->dev.port_attr.max_msg_sz
 			    : buf_size;
@@ -108,7 +173,7 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
 		return ret;
 	run->comp = rc->comps.comp;
 	run->ncomp = rc->comps.n;
-	ret = create_qps(rc, p, buf_size);
+	ret = create_qps(rc, p, buf_size, target);
 	if (ret < 0)
 		return ret;
 	run->dev.has_inline = true;
@@ -118,7 +183,11 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver)
 		if (ret < 0)
 			return ret;
 	}
-	return connect_qps(rc, run);
+	if ((ret = connect_qps(rc, run)) < 0)
+		return ret;
+	if (rc->verbs & (1u << CQP_VERB_READ | 1u << CQP_VERB_ATOMIC))
+		run->dev.rd_atom = rc->rd_atom;
+	return 0;
 }
 
 void cqp_rc_teardown(struct cqp_rc *rc)
@@ -129,10 +198,21 @@ void cqp_rc_teardown(struct cqp_rc *rc)
 		cqp_buf_free(&rc->bufs[i]);
 	free(rc->qps);
 	free(rc->bufs);
+	free(rc->vq);
 	cqp_comp_set_destroy(&rc->comps);
 	if (rc->dev_open)
 		cqp_dev_close(&rc->dev);
 	memset(rc, 0, sizeof(*rc));
+}
+
+void cqp_rc_step_done(struct cqp_rc *rc, const struct cqp_params *p,
+		      unsigned first, unsigned n)
+{
+	if (!(rc->verbs & 1u << CQP_VERB_WRITE))
+		return;
+	for (unsigned i = first; i < first + n; i++)
+		cqp_verb_clear_tails(rc->vq[i].buf, cqp_rc_buf_size(p),
+				     p->size);
 }
 
 int cqp_rc_post_recvs(struct cqp_rc *rc, unsigned qp, unsigned count)

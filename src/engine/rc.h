@@ -6,6 +6,7 @@
 #define CQP_RC_H
 
 #include "engine/bench.h"
+#include "engine/verb.h"
 #include "verbs/completion.h"
 #include "verbs/verbs.h"
 
@@ -24,6 +25,11 @@ struct cqp_rc {
 	unsigned nqp;
 	uint32_t inline_granted;
 	enum ibv_mtu mtu;
+	/* --verb: each QP's buffers for the verbs, the run's verbs (a
+	 * mask) and the READs and atomics a QP may have in flight. */
+	struct cqp_verb_qp *vq;
+	uint32_t verbs;
+	uint32_t rd_atom;
 };
 
 /* The buffer each QP needs: the largest message the run may send. */
@@ -34,10 +40,23 @@ struct cqp_mem_need cqp_rc_mem_need(const struct cqp_params *p);
 /* Opens the device, creates CQs, QPs and their buffers (-q per
  * --threads thread, on one device context and PD) and, on a side
  * that receives, posts rx-depth receives per QP before the peer can send;
- * then exchanges endpoints and moves every QP to RTS.  Fills run->dev,
- * run->max_size (at most the buffer), run->comp and run->ncomp. */
-int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver);
+ * then exchanges endpoints (with each buffer's address and rkey) and
+ * moves every QP to RTS.  A `target` side's buffers take the remote
+ * access the run's verbs need.  Fills run->dev, run->max_size (at most
+ * the buffer), run->comp and run->ncomp. */
+int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver,
+		 bool target);
+/* The requests a sender may have in flight per QP for `verb`: tx-depth,
+ * or for READ and atomics the pair's rd_atom if fewer. */
+uint32_t cqp_rc_window(const struct cqp_rc *rc, const struct cqp_params *p,
+		       uint32_t verb);
 void cqp_rc_teardown(struct cqp_rc *rc);
+
+/* After a step, with write among the run's verbs: no tail of QPs
+ * first..first+n-1 holds a number, so that no later SEND, READ or stale
+ * byte can pass for a WRITE's (nothing is in flight between steps). */
+void cqp_rc_step_done(struct cqp_rc *rc, const struct cqp_params *p,
+		      unsigned first, unsigned n);
 
 /* Posts `count` receives of the whole buffer on QP qp; wr_id = qp. */
 int cqp_rc_post_recvs(struct cqp_rc *rc, unsigned qp, unsigned count);

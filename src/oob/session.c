@@ -261,23 +261,23 @@ int cqp_session_exchange(struct cqp_session *s, uint16_t type,
 	return 0;
 }
 
-int cqp_session_step(struct cqp_session *s, uint64_t *size, uint32_t *mode,
-		     uint32_t *spin_us)
+int cqp_session_step(struct cqp_session *s, struct cqp_step_req *st)
 {
-	uint64_t m, spin;
-	char rec[64];
+	uint64_t m, spin, verb = CQP_VERB_SEND;
+	char rec[96];
 	struct cqp_kv_writer w;
 	uint16_t type;
 	uint32_t len;
 	int rc;
 
 	if (s->is_client) {
-		if (*size == 0)
+		if (st->size == 0)
 			return cqp_oob_send(&s->oob, CQP_MSG_BYE, "", 0);
 		cqp_kv_writer_init(&w, rec, sizeof(rec));
-		cqp_kv_add_u64(&w, "size", *size);
-		cqp_kv_add_u64(&w, "mode", *mode);
-		cqp_kv_add_u64(&w, "spin_us", *spin_us);
+		cqp_kv_add_u64(&w, "size", st->size);
+		cqp_kv_add_u64(&w, "mode", st->mode);
+		cqp_kv_add_u64(&w, "spin_us", st->spin_us);
+		cqp_kv_add_u64(&w, "verb", st->verb);
 		rc = cqp_oob_send(&s->oob, CQP_MSG_BARRIER, w.buf,
 				  (uint32_t)w.len);
 		if (rc < 0)
@@ -289,7 +289,7 @@ int cqp_session_step(struct cqp_session *s, uint64_t *size, uint32_t *mode,
 	if (rc < 0)
 		return rc;
 	if (type == CQP_MSG_BYE) {
-		*size = 0;
+		st->size = 0;
 		return 0;
 	}
 	if (type == CQP_MSG_ERROR) {
@@ -305,21 +305,27 @@ int cqp_session_step(struct cqp_session *s, uint64_t *size, uint32_t *mode,
 				"expected the next size from peer %s, got "
 				"message type %u",
 				s->oob.peer, type);
-	rc = cqp_kv_get_u64(s->buf, len, "size", size);
+	rc = cqp_kv_get_u64(s->buf, len, "size", &st->size);
 	if (rc == 0)
 		rc = cqp_kv_get_u64(s->buf, len, "mode", &m);
 	if (rc == 0)
 		rc = cqp_kv_get_u64(s->buf, len, "spin_us", &spin);
+	if (rc == 0 && cqp_kv_has(s->buf, len, "verb"))
+		rc = cqp_kv_get_u64(s->buf, len, "verb", &verb);
 	if (rc < 0)
 		return rc;
-	if (*size == 0 || *size > s->p->max_mem || m > CQP_CQ_HYBRID ||
-	    spin > 10000000)
+	/* A verb outside the run's set would find no access to its MR. */
+	if (st->size == 0 || st->size > s->p->max_mem || m > CQP_CQ_MEM ||
+	    spin > 10000000 || verb >= CQP_VERB__N ||
+	    !(cqp_params_verbs(s->p) & 1u << verb))
 		return cqp_fail(CQP_E_PROTO,
 				"peer %s asked for size %" PRIu64
-				" in mode %" PRIu64 ", spin %" PRIu64 " us",
-				s->oob.peer, *size, m, spin);
-	*mode = (uint32_t)m;
-	*spin_us = (uint32_t)spin;
+				" in mode %" PRIu64 ", spin %" PRIu64
+				" us, verb %" PRIu64,
+				s->oob.peer, st->size, m, spin, verb);
+	st->mode = (uint32_t)m;
+	st->spin_us = (uint32_t)spin;
+	st->verb = (uint32_t)verb;
 	return cqp_oob_send(&s->oob, CQP_MSG_BARRIER, "", 0);
 }
 

@@ -61,11 +61,17 @@ int cqp_session_exchange_port(struct cqp_session *s,
 			      const struct cqp_port_facts *mine,
 			      struct cqp_port_facts *theirs);
 
-/* Per-step start: the client announces the next message size,
- * completion mode and hybrid spin budget (size 0: the run is over, sent
- * as BYE); the server learns them.  Both then pass a barrier. */
-int cqp_session_step(struct cqp_session *s, uint64_t *size, uint32_t *mode,
-		     uint32_t *spin_us);
+/* What one step measures, as the client announces it. */
+struct cqp_step_req {
+	uint64_t size; /* 0: the run is over */
+	uint32_t mode; /* enum cqp_cq_mode */
+	uint32_t spin_us;
+	uint32_t verb; /* enum cqp_verb */
+};
+/* Per-step start: the client announces the next step (size 0: the run
+ * is over, sent as BYE); the server learns it.  Both then pass a
+ * barrier. */
+int cqp_session_step(struct cqp_session *s, struct cqp_step_req *st);
 
 /* Tell the peer why we are giving up (best effort). */
 void cqp_session_abort(struct cqp_session *s);

@@ -219,6 +219,7 @@ struct shape cqp_report_shape(const struct cqp_report *r)
 					       &cqp_cost_fields[k]));
 
 		s.label |= row->label[0] != '\0';
+		s.verb |= row->verb[0] != '\0';
 		s.bw |= row->has_bw;
 		s.lat |= row->has_lat;
 		s.client |= row->client.valid;
@@ -301,6 +302,7 @@ const struct row_field cqp_row_fields[] = {
     ROW("count", FIELD_U64, RG_EVENT, count),
     ROW("rate_per_s", FIELD_DOUBLE, RG_EVENT, rate_per_s),
     ROW("label", FIELD_TEXT, RG_LABEL, label),
+    ROW("verb", FIELD_TEXT, RG_VERB, verb),
     ROW("bytes", FIELD_U64, RG_SIZE, bytes),
     ROW("iterations", FIELD_U64, RG_SIZE, iterations),
     ROW("bw_peak_gbps", FIELD_DOUBLE, RG_BW, bw_peak_gbps),
@@ -333,6 +335,8 @@ bool cqp_row_has(const struct cqp_row *row, enum row_group g)
 		return row->side[0] != '\0';
 	case RG_LABEL:
 		return !row->side[0] && row->label[0];
+	case RG_VERB:
+		return !row->side[0] && row->verb[0];
 	case RG_SIZE:
 		return !row->side[0];
 	case RG_BW:
@@ -358,6 +362,8 @@ bool cqp_shape_has(const struct shape *s, enum row_group g)
 		return s->event;
 	case RG_LABEL:
 		return !s->event && s->label;
+	case RG_VERB:
+		return !s->event && s->verb;
 	case RG_SIZE:
 		return !s->event;
 	case RG_BW:

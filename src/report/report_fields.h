@@ -99,6 +99,7 @@ double cqp_lat_value(const struct cqp_summary *s, const struct lat_field *f);
 enum row_group {
 	RG_EVENT,    /* cm_event_stress: a side and event type */
 	RG_LABEL,    /* a size row with a label (--compare-modes) */
+	RG_VERB,     /* a size row of a run with a verb other than SEND */
 	RG_SIZE,     /* every other tool's rows */
 	RG_BW,	     /* has_bw */
 	RG_DELIVERY, /* has_delivery (UD bandwidth) */
@@ -128,7 +129,7 @@ bool cqp_row_has(const struct cqp_row *row, enum row_group g);
 /* ---- what the rows hold, so that every format shows the same columns */
 
 struct shape {
-	bool label, bw, lat, client, server;
+	bool label, verb, bw, lat, client, server;
 	bool idle;     /* some side of some row measured idle CPU */
 	bool rx_mem;   /* some side of some row reported receive memory */
 	bool delivery; /* UD: sent against received */

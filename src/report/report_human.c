@@ -411,6 +411,14 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 			    p->cq_mod_count, p->cq_mod_usec);
 		cqp_text_printf(out, "%c", '\n');
 	}
+	if (p && d->rd_atom)
+		cqp_text_printf(out,
+				" Verbs: READs and atomics in flight per QP at "
+				"most %" PRIu32 " (both devices' rd_atom)%s\n",
+				d->rd_atom,
+				d->rd_atom < p->tx_depth
+				    ? ", not --tx-depth: their window"
+				    : "");
 	if (cqp_perftest_diff(r->tool, p, d, hint, sizeof(hint)))
 		cqp_text_printf(
 		    out, " Unlike perftest: %s; see cqperf(7), PERFTEST\n",

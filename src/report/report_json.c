@@ -332,6 +332,8 @@ void cqp_report_json(const struct cqp_report *r, FILE *out)
 	}
 	if (d->has_inline)
 		cqp_json_u64(&j, "inline_bytes", d->inline_size);
+	if (d->rd_atom)
+		cqp_json_u64(&j, "rd_atom", d->rd_atom);
 	if (d->comp_vectors)
 		cqp_json_u64(&j, "comp_vectors", d->comp_vectors);
 	if (d->wire_overhead) {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* cq_event_lat: RC ping-pong latency when each side waits for its
- * completions by polling, by completion events or by a hybrid, and what
- * each strategy costs in CPU and wakeups. */
+/* cq_event_lat: RC ping-pong latency by --verb when each side waits for
+ * its completions by polling, by completion events or by a hybrid (or for
+ * a plain WRITE by polling memory), and what each strategy costs in CPU
+ * and wakeups.  READ and atomics have no pong: the requester's completion
+ * is the reply, and the target's CPU takes no part. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +11,7 @@
 #include "base/error.h"
 #include "engine/measure.h"
 #include "engine/rc.h"
+#include "engine/verb.h"
 #include "engine/workers.h"
 
 #define REAP_MAX 16
@@ -79,12 +82,19 @@ static int setup(struct cqp_run *run, void *ctx)
 	const struct cqp_params *p = run->p;
 	int ret;
 
-	/* Both sides receive, so --solicited applies to both. */
-	ret = cqp_rc_setup(&c->rc, run, true);
+	/* Both sides receive, so --solicited applies to both; the client is
+	 * a target too where the verb has a pong. */
+	ret = cqp_rc_setup(&c->rc, run, true,
+			   !run->is_client || cqp_params_verbs(p) &
+						  ~(1u << CQP_VERB_READ |
+						    1u << CQP_VERB_ATOMIC));
 	if (ret == 0 && run->is_client && p->nthreads > 1)
 		ret = cqp_lat_rec_init(&c->all, p, run->samples);
 	if (ret < 0)
 		return ret;
+	/* --verify of READ: the data step 1 will read. */
+	for (unsigned i = 0; p->verify && !run->is_client && i < c->rc.nqp; i++)
+		cqp_verb_fill(c->rc.vq[i].buf, cqp_rc_buf_size(p), 1, p->size);
 	if (!(c->th = calloc(p->nthreads, sizeof(*c->th))))
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
 	for (; c->nth < p->nthreads; c->nth++)
@@ -108,33 +118,22 @@ static void teardown(struct cqp_run *run, void *ctx)
 	cqp_rc_teardown(&c->rc);
 }
 
-/* One ping or pong: always signaled, and solicited so that a peer armed
- * for solicited events wakes for it and for nothing else. */
-static int post_msg(struct lat_thread *c, uint64_t size, uint32_t imm)
+/* One ping or pong by the step's verb: always signaled, and a SEND or a
+ * write-imm solicited so that a peer armed for solicited events wakes
+ * for it and for nothing else. */
+static int post_msg(struct lat_thread *c, uint32_t verb, uint64_t size,
+		    uint32_t imm)
 {
 	struct cqp_rc *rc = c->rc;
-	struct ibv_sge sge = {
-	    .addr = (uintptr_t)rc->bufs[c->qp].addr,
-	    .length = (uint32_t)size,
-	    .lkey = rc->bufs[c->qp].mr->lkey,
-	};
-	struct ibv_send_wr wr =
-			       {
-				   .wr_id = 0,
-				   .sg_list = &sge,
-				   .num_sge = 1,
-				   .opcode =
-				       imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
-				   .imm_data = imm,
-				   .send_flags = IBV_SEND_SIGNALED |
-						 IBV_SEND_SOLICITED |
-						 (size <= rc->inline_granted
-						      ? IBV_SEND_INLINE
-						      : 0),
-			       },
-			   *bad;
+	struct ibv_sge sge[2];
+	struct ibv_send_wr wr, *bad;
 	int err;
 
+	cqp_verb_prep(verb, &rc->vq[c->qp], (uint32_t)size, imm,
+		      size <= rc->inline_granted, &wr, sge);
+	wr.send_flags |= IBV_SEND_SIGNALED;
+	if (cqp_verb_target_cq(verb))
+		wr.send_flags |= IBV_SEND_SOLICITED;
 	err = ibv_post_send(rc->qps[c->qp], &wr, &bad);
 	if (err)
 		return cqp_fail(CQP_E_DEVICE, "ibv_post_send on QP %u: %s",
@@ -208,6 +207,60 @@ static uint32_t next_request(struct lat_thread *c)
 	return imm;
 }
 
+/* mem: the replies (WRITEs) that landed since the last look, without
+ * waiting: counted by their sequence numbers. */
+static uint64_t mem_replies(struct lat_thread *c, uint64_t size)
+{
+	struct cqp_verb_qp *q = &c->rc->vq[c->qp];
+	uint64_t v = cqp_verb_peek(q, (uint32_t)size), n;
+
+	if (!v)
+		return 0;
+	n = cqp_tail_after(q->seen, v);
+	q->seen = v;
+	c->comp->cnt.completions += n;
+	return n;
+}
+
+/* Ping-pong: waits for the reply to the one request in flight: the pong
+ * (a receive, or for WRITE a WRITE back, in memory), or for READ and
+ * atomics the request's own completion.  Room to send is make_room's
+ * business, off the timed path. */
+static int await_reply(struct lat_thread *c, uint32_t verb, uint64_t size,
+		       bool verify)
+{
+	struct cqp_verb_qp *q = &c->rc->vq[c->qp];
+	struct ibv_wc wc[REAP_MAX];
+	unsigned at = 0;
+	int n;
+
+	if (cqp_verb_target_cq(verb))
+		return take_request(c, UINT32_MAX);
+	if (verb == CQP_VERB_WRITE) {
+		n = cqp_verb_mem_wait(c->comp, q, 1, (uint32_t)size, &at);
+		return n < 0 ? n : 0;
+	}
+	/* In order: the request is done when nothing is in flight. */
+	while (c->outstanding) {
+		if ((n = cqp_comp_reap(c->comp, wc, REAP_MAX)) < 0)
+			return n;
+		for (int k = 0; k < n; k++) {
+			if (wc[k].opcode & IBV_WC_RECV)
+				return cqp_fail(CQP_E_PROTO,
+						"an unexpected message arrived");
+			c->outstanding--;
+		}
+	}
+	/* Each fetch-and-add finds the count of those before it. */
+	if (verify && verb == CQP_VERB_ATOMIC &&
+	    *(const uint64_t *)q->buf != q->seq - 1)
+		return cqp_fail(CQP_E_PROTO,
+				"--verify: fetch-and-add %llu found %llu",
+				(unsigned long long)q->seq,
+				(unsigned long long)*(const uint64_t *)q->buf);
+	return 0;
+}
+
 static int run_client(struct cqp_run *run, struct lat_thread *c, uint64_t size,
 		      struct cqp_row *row, struct cqp_cost *mine)
 {
@@ -224,20 +277,20 @@ static int run_client(struct cqp_run *run, struct lat_thread *c, uint64_t size,
 		if ((ret = make_room(c, p->tx_depth)) < 0)
 			return ret;
 		t0 = cqp_now_ns();
-		ret = post_msg(c, size,
+		ret = post_msg(c, run->verb, size,
 			       l.last	 ? CQP_IMM_END
 			       : l.first ? CQP_IMM_MEASURE
 					 : 0);
-		/* Ping-pong: the pong is the one message pending; room to
-		 * send is make_room's business, off the timed path. */
 		if (ret == 0)
-			ret = take_request(c, UINT32_MAX);
+			ret = await_reply(c, run->verb, size, p->verify);
 		if (ret < 0)
 			return ret;
 		t1 = cqp_now_ns();
-		next_request(c);
-		if ((ret = cqp_rc_post_recvs(c->rc, c->qp, 1)) < 0)
-			return ret;
+		if (cqp_verb_target_cq(run->verb)) {
+			next_request(c);
+			if ((ret = cqp_rc_post_recvs(c->rc, c->qp, 1)) < 0)
+				return ret;
+		}
 		if (l.measured)
 			cqp_lat_rec_add(&c->rec, t0, t1);
 		if (l.last)
@@ -247,6 +300,11 @@ static int run_client(struct cqp_run *run, struct lat_thread *c, uint64_t size,
 	if ((ret = make_room(c, 1)) < 0)
 		return ret;
 	cqp_comp_cost(c->comp, mine);
+	if (p->verify &&
+	    (ret = cqp_verb_verify_sent(run->verb, c->comp,
+					c->rc->qps[c->qp],
+					&c->rc->vq[c->qp], size)) < 0)
+		return ret;
 	/* --threads: the step's row comes of every thread's samples. */
 	return p->nthreads > 1 ? 0 : cqp_lat_rec_finish(&c->rec, p, row);
 }
@@ -283,7 +341,7 @@ static int run_open_client(struct cqp_run *run, struct lat_thread *c,
 	cqp_ol_begin(&ol, p, rate, heard,
 		     heard ^ (uint64_t)c->rc->qps[c->qp]->qp_num << 32);
 	while (!ol.ending || done < ol.sent) {
-		uint64_t now = cqp_now_ns();
+		uint64_t now = cqp_now_ns(), replies = 0;
 		unsigned reposts = 0;
 		bool first, last;
 		int n;
@@ -299,21 +357,27 @@ static int run_open_client(struct cqp_run *run, struct lat_thread *c,
 			cqp_ol_next(&ol, now, &first, &last);
 			if (first)
 				cqp_comp_begin(c->comp);
-			if ((ret = post_msg(
-				 c, size, request_imm(ol.sent, first, last))) <
-			    0)
+			if ((ret = post_msg(c, run->verb, size,
+					    request_imm(ol.sent, first,
+							last))) < 0)
 				return ret;
 			t[1] = now;
 			t[0] = cqp_ol_posted(&ol, last, now);
 			now = cqp_now_ns();
 		}
 		/* Awake when the next request is due (the client may sleep:
-		 * --client-cq-mode); blocked, as long as a reply takes. */
-		n = cqp_comp_wait_until(c->comp, wc, REAP_MAX,
-					cqp_ol_wake(&ol, now));
+		 * --client-cq-mode); blocked, as long as a reply takes.  A
+		 * WRITE's replies land in memory: spin on it and the CQ. */
+		if (run->verb == CQP_VERB_WRITE) {
+			n = cqp_comp_poll(c->comp, wc, REAP_MAX);
+			replies = n < 0 ? 0 : mem_replies(c, size);
+		} else {
+			n = cqp_comp_wait_until(c->comp, wc, REAP_MAX,
+						cqp_ol_wake(&ol, now));
+		}
 		if (n < 0)
 			return n;
-		if (n == 0) {
+		if (n == 0 && replies == 0) {
 			if (ol.sent > done && now - heard > timeout_ns)
 				return cqp_fail(CQP_E_TIMEOUT,
 						"no reply for %u s: the peer "
@@ -324,23 +388,25 @@ static int run_open_client(struct cqp_run *run, struct lat_thread *c,
 			continue;
 		}
 		heard = cqp_now_ns();
+		/* READ and atomics: the request's completion is its reply. */
 		for (int k = 0; k < n; k++) {
-			uint64_t *t;
+			bool recv = wc[k].opcode & IBV_WC_RECV;
 
-			if (!(wc[k].opcode & IBV_WC_RECV)) {
+			if (!recv)
 				c->outstanding--;
-				continue;
-			}
-			if (done == ol.sent)
-				return cqp_fail(
-				    CQP_E_PROTO,
-				    "a reply to no request arrived");
-			t = c->slot[done % c->cap];
+			if (recv || cqp_verb_passive(run->verb))
+				replies++;
+			reposts += recv;
+		}
+		if (done + replies > ol.sent)
+			return cqp_fail(CQP_E_PROTO,
+					"a reply to no request arrived");
+		for (; replies; replies--, done++) {
+			uint64_t *t = c->slot[done % c->cap];
+
 			if (done >= p->warmup)
 				cqp_lat_rec_add_open(&c->rec, t[0], t[1],
 						     heard);
-			done++;
-			reposts++;
 		}
 		if (reposts &&
 		    (ret = cqp_rc_post_recvs(c->rc, c->qp, reposts)) < 0)
@@ -355,20 +421,56 @@ static int run_open_client(struct cqp_run *run, struct lat_thread *c,
 	return 0;
 }
 
-/* Echo every request, in order, until the client's last one. */
+/* WRITE: every request that landed in memory gets its WRITE back, the
+ * last one marked as the last. */
+static int echo_writes(struct cqp_run *run, struct lat_thread *c,
+		       uint64_t size)
+{
+	struct cqp_verb_qp *q = &c->rc->vq[c->qp];
+	bool end = false;
+	unsigned at = 0;
+	int n, ret;
+
+	while (!end) {
+		if ((n = cqp_verb_mem_wait(c->comp, q, 1, (uint32_t)size,
+					   &at)) < 0)
+			return n;
+		end = cqp_tail_marks(q->seen) & CQP_TAIL_END;
+		for (int k = 0; k < n; k++) {
+			if ((ret = make_room(c, run->p->tx_depth)) < 0 ||
+			    (ret = post_msg(c, CQP_VERB_WRITE, size,
+					    end && k == n - 1 ? CQP_IMM_END
+							      : 0)) < 0)
+				return ret;
+		}
+		if (cqp_tail_marks(q->seen) & CQP_TAIL_MEASURE)
+			cqp_comp_begin(c->comp);
+	}
+	return 0;
+}
+
+/* Echo every request, in order, until the client's last one; READ and
+ * atomics need nothing of this side. */
 static int run_server(struct cqp_run *run, struct lat_thread *c, uint64_t size,
 		      struct cqp_cost *mine)
 {
 	uint32_t imm = 0;
 	int ret;
 
+	if (cqp_verb_passive(run->verb))
+		return cqp_bench_wait_peer(run, c->comp, mine);
 	cqp_comp_begin(c->comp);
+	if (run->verb == CQP_VERB_WRITE) {
+		if ((ret = echo_writes(run, c, size)) < 0)
+			return ret;
+		imm = CQP_IMM_END;
+	}
 	while (imm != CQP_IMM_END) {
 		if ((ret = take_request(c, run->p->tx_depth)) < 0)
 			return ret;
 		imm = next_request(c);
 		/* Echo first: reposting is off the critical path. */
-		if ((ret = post_msg(c, size, imm)) < 0 ||
+		if ((ret = post_msg(c, run->verb, size, imm)) < 0 ||
 		    (ret = cqp_rc_post_recvs(c->rc, c->qp, 1)) < 0)
 			return ret;
 		if (imm == CQP_IMM_MEASURE)
@@ -384,12 +486,24 @@ static int run_size(struct cqp_run *run, void *ctx, uint64_t size,
 		    struct cqp_row *row, struct cqp_cost *mine)
 {
 	struct lat_thread *c = &((struct lat_ctx *)ctx)->th[run->thread];
+	const struct cqp_params *p = run->p;
+	struct cqp_verb_qp *q = &c->rc->vq[c->qp];
+	int ret;
 
+	/* --verify: each step's payload is a pattern of its own. */
+	if (p->verify)
+		cqp_verb_step(run->verb, q, run->is_client, size, p->size);
 	if (run->is_client && run->rate)
-		return run_open_client(run, c, size, row, mine);
-	if (run->is_client)
-		return run_client(run, c, size, row, mine);
-	return run_server(run, c, size, mine);
+		ret = run_open_client(run, c, size, row, mine);
+	else if (run->is_client)
+		ret = run_client(run, c, size, row, mine);
+	else
+		ret = run_server(run, c, size, mine);
+	if (ret == 0 && p->verify && !run->is_client)
+		ret = cqp_verb_verify_landed(run->verb, q, size,
+					     cqp_rc_buf_size(p), p->size);
+	cqp_rc_step_done(c->rc, p, c->qp, 1);
+	return ret;
 }
 
 /* --threads: the client's row from every thread's samples, exact

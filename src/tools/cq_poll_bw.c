@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* cq_poll_bw: RC SEND bandwidth and message rate from client to server,
- * with each side reaping completions in poll, event or hybrid mode. */
+/* cq_poll_bw: RC bandwidth and message rate from client to server, by
+ * --verb, with each side learning of its work in poll, event or hybrid
+ * mode (or, the target of a plain WRITE, by polling memory). */
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "engine/bw.h"
 #include "engine/measure.h"
 #include "engine/rc.h"
+#include "engine/verb.h"
 #include "engine/workers.h"
 
 #define REAP_MAX 64
@@ -25,12 +27,19 @@ static int setup(struct cqp_run *run, void *ctx)
 {
 	struct bw_ctx *c = ctx;
 	const struct cqp_params *p = run->p;
+	int ret;
 
 	c->received =
 	    calloc((size_t)p->qps * p->nthreads, sizeof(*c->received));
 	if (!c->received)
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
-	return cqp_rc_setup(&c->rc, run, !run->is_client);
+	if ((ret = cqp_rc_setup(&c->rc, run, !run->is_client,
+				!run->is_client)) < 0)
+		return ret;
+	/* --verify of READ: the data step 1 will read. */
+	for (unsigned i = 0; p->verify && !run->is_client && i < c->rc.nqp; i++)
+		cqp_verb_fill(c->rc.vq[i].buf, cqp_rc_buf_size(p), 1, p->size);
+	return 0;
 }
 
 static void teardown(struct cqp_run *run, void *ctx)
@@ -41,22 +50,6 @@ static void teardown(struct cqp_run *run, void *ctx)
 	cqp_rc_teardown(&c->rc);
 	free(c->received);
 	c->received = NULL;
-}
-
-/* Every message of QP i comes from its one buffer. */
-static void prep(void *arg, unsigned i, uint64_t idx, uint32_t size,
-		 struct ibv_send_wr *wr, struct ibv_sge *sge)
-{
-	struct cqp_rc *rc = arg;
-
-	(void)idx;
-	sge->addr = (uintptr_t)rc->bufs[i].addr;
-	sge->length = size;
-	sge->lkey = rc->bufs[i].mr->lkey;
-	memset(wr, 0, sizeof(*wr));
-	wr->sg_list = sge;
-	wr->num_sge = 1;
-	wr->send_flags = size <= rc->inline_granted ? IBV_SEND_INLINE : 0;
 }
 
 /* --threads: thread t sends on, or receives from, the t-th group of -q
@@ -75,14 +68,20 @@ static int run_sender(struct cqp_run *run, struct bw_ctx *c, uint64_t size,
 	    .qps = c->rc.qps + first_qp(run),
 	    .nqp = run->p->qps,
 	    .first = first_qp(run),
-	    .prep = prep,
-	    .arg = &c->rc,
 	    .warmup = run->p->warmup,
 	    .rate = cqp_rate_share(run, run->p->rate),
+	    .verb = run->verb,
+	    .vq = c->rc.vq + first_qp(run),
+	    .inline_granted = c->rc.inline_granted,
+	    .window = cqp_rc_window(&c->rc, run->p, run->verb),
 	};
 	uint64_t sent;
+	int ret = cqp_bw_send(&tx, size, row, mine, &sent);
 
-	return cqp_bw_send(&tx, size, row, mine, &sent);
+	for (unsigned i = 0; ret == 0 && run->p->verify && i < tx.nqp; i++)
+		ret = cqp_verb_verify_sent(run->verb, tx.comp, tx.qps[i],
+					   &tx.vq[i], size);
+	return ret;
 }
 
 /* -n: of the receives n0..n0+cnt-1 of a QP, those of a warm-up.  A QP's
@@ -173,14 +172,66 @@ out:
 	return ret;
 }
 
+/* --verb write: the target spins on the last 8 bytes of each of its
+ * QPs' buffers until every QP's last message is in. */
+static int run_mem_receiver(struct cqp_run *run, struct bw_ctx *c,
+			    uint64_t size, struct cqp_cost *mine)
+{
+	unsigned nqp = run->p->qps, ended = 0, at = 0;
+	struct cqp_verb_qp *qs = c->rc.vq + first_qp(run);
+
+	cqp_comp_begin(run->comp);
+	while (ended < nqp) {
+		int ret = cqp_verb_mem_wait(run->comp, qs, nqp, (uint32_t)size,
+					    &at);
+
+		if (ret < 0)
+			return ret;
+		if (cqp_tail_marks(qs[at].seen) & CQP_TAIL_MEASURE)
+			cqp_step_mark(run, run->comp);
+		if (cqp_tail_marks(qs[at].seen) & CQP_TAIL_END)
+			ended++;
+	}
+	cqp_comp_cost(run->comp, mine);
+	return 0;
+}
+
+/* The target's step by verb: receive completions, memory, or nothing
+ * at all (READ and atomics).  Then --verify's look at what landed. */
+static int run_target(struct cqp_run *run, struct bw_ctx *c, uint64_t size,
+		      struct cqp_cost *mine)
+{
+	const struct cqp_params *p = run->p;
+	struct cqp_verb_qp *qs = c->rc.vq + first_qp(run);
+	int ret;
+
+	if (cqp_verb_target_cq(run->verb))
+		ret = run_receiver(run, c, mine);
+	else if (run->verb == CQP_VERB_WRITE)
+		ret = run_mem_receiver(run, c, size, mine);
+	else
+		ret = cqp_bench_wait_peer(run, run->comp, mine);
+	for (unsigned i = 0; ret == 0 && p->verify && i < p->qps; i++)
+		ret = cqp_verb_verify_landed(run->verb, &qs[i], size,
+					     cqp_rc_buf_size(p), p->size);
+	return ret;
+}
+
 static int run_size(struct cqp_run *run, void *ctx, uint64_t size,
 		    struct cqp_row *row, struct cqp_cost *mine)
 {
 	struct bw_ctx *c = ctx;
+	struct cqp_verb_qp *qs = c->rc.vq + first_qp(run);
+	int ret;
 
-	if (run->is_client)
-		return run_sender(run, c, size, row, mine);
-	return run_receiver(run, c, mine);
+	/* --verify: each step's payload is a pattern of its own. */
+	for (unsigned i = 0; run->p->verify && i < run->p->qps; i++)
+		cqp_verb_step(run->verb, &qs[i], run->is_client, size,
+			      run->p->size);
+	ret = run->is_client ? run_sender(run, c, size, row, mine)
+			     : run_target(run, c, size, mine);
+	cqp_rc_step_done(&c->rc, run->p, first_qp(run), run->p->qps);
+	return ret;
 }
 
 int main(int argc, char **argv)

@@ -689,7 +689,7 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 			return rc;
 		if (step_over(c))
 			return 0;
-		if (c->cfg.mode == CQP_CQ_POLL) {
+		if (c->cfg.mode == CQP_CQ_POLL || c->cfg.mode == CQP_CQ_MEM) {
 			uint64_t now;
 
 			if (++empty % CLOCK_EVERY != 0)
@@ -717,6 +717,35 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 			return rc;
 		/* A residue poll's finds were asleep too. */
 		c->after_wake = rc != 1;
+	}
+}
+
+int cqp_comp_spin(struct cqp_comp *c, int (*look)(void *arg), void *arg)
+{
+	unsigned empty = 0;
+	int n, rc;
+
+	if ((rc = stopping(c)) < 0)
+		return rc;
+	for (;;) {
+		c->cnt.polls++;
+		if ((n = look(arg)) != 0) {
+			if (n > 0) {
+				c->cnt.completions += (uint64_t)n;
+				found(c, n);
+			}
+			return n;
+		}
+		c->cnt.empty_polls++;
+		if (++empty % CLOCK_EVERY == 0) {
+			uint64_t now = tick(c);
+
+			if ((rc = stopping(c)) < 0 ||
+			    (rc = peer_after_silence(c, now)) < 0)
+				return rc;
+			if (remaining_ms(c, now) == 0)
+				return timed_out(c);
+		}
 	}
 }
 
@@ -780,7 +809,8 @@ int cqp_comp_wait_until(struct cqp_comp *c, struct ibv_wc *wc, int max,
 		now = tick(c);
 		if (now >= deadline_ns)
 			return 0;
-		if (c->cfg.mode == CQP_CQ_POLL || !c->nch ||
+		if (c->cfg.mode == CQP_CQ_POLL || c->cfg.mode == CQP_CQ_MEM ||
+		    !c->nch ||
 		    (c->cfg.mode == CQP_CQ_HYBRID &&
 		     now - c->last_ns < spin_ns))
 			continue;

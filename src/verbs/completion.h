@@ -5,7 +5,9 @@
  *  event  arm, sleep on the completion channel, ack (in batches), then
  *         drain the CQ to empty before arming again;
  *  hybrid like event, but after a wakeup keep polling until no completion
- *         has arrived for spin_us, then arm and sleep.
+ *         has arrived for spin_us, then arm and sleep;
+ *  mem    (--verb write's target) no CQ to wait on: cqp_comp_spin looks
+ *         at memory; CQs, where there are some, are polled.
  *
  * The engine owns the CQs (one per QP) and their channel(s) so it can tell
  * CQs apart by the context an event returns, and it counts everything it
@@ -152,6 +154,11 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max);
  * schedule); they keep their own deadline and look at the peer with
  * cqp_comp_check_peer. */
 int cqp_comp_poll(struct cqp_comp *c, struct ibv_wc *wc, int max);
+/* mem: spins calling look(arg), which returns the messages it found in
+ * memory (0: none yet) or a failure, until it finds some: counted as
+ * polls, empty polls and completions, with cqp_comp_reap's stop, peer
+ * watch and no-progress deadline.  Returns look's count or a failure. */
+int cqp_comp_spin(struct cqp_comp *c, int (*look)(void *arg), void *arg);
 /* Waits in the configured mode for a completion, but only until
  * deadline_ns (a nanosecond deadline, unlike the millisecond waits
  * below): 0 when it passed first.  Event and hybrid modes sleep on the

@@ -398,10 +398,16 @@ int cqp_buf_alloc(struct cqp_buf *b, struct ibv_pd *pd, size_t len, int access)
 	memset(b->addr, 0x5a, alloc ? alloc : (size_t)page);
 	b->len = len;
 	/* PCIe relaxed ordering where the device takes it (perftest 6.x
-	 * does the same); an optional flag, but an old kernel may refuse. */
-	b->mr = ibv_reg_mr(pd, b->addr, len ? len : 1,
-			   access | IBV_ACCESS_RELAXED_ORDERING);
-	if (!b->mr && errno == EINVAL)
+	 * does the same); an optional flag, but an old kernel may refuse.
+	 * Not where the CPU polls the memory: a message's last bytes could
+	 * land before the rest. */
+	bool polled = access & CQP_BUF_POLLED;
+
+	access &= ~CQP_BUF_POLLED;
+	if (!polled)
+		b->mr = ibv_reg_mr(pd, b->addr, len ? len : 1,
+				   access | IBV_ACCESS_RELAXED_ORDERING);
+	if (polled || (!b->mr && errno == EINVAL))
 		b->mr = ibv_reg_mr(pd, b->addr, len ? len : 1, access);
 	if (!b->mr) {
 		int err = errno;
@@ -447,7 +453,7 @@ static struct ibv_qp *try_create(struct cqp_dev *d,
 		{
 		    .max_send_wr = req->max_send_wr,
 		    .max_recv_wr = req->srq ? 0 : req->max_recv_wr,
-		    .max_send_sge = 1,
+		    .max_send_sge = req->max_send_sge ? req->max_send_sge : 1,
 		    .max_recv_sge = 1,
 		    .max_inline_data = inl,
 		},
@@ -548,7 +554,27 @@ int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 	return 0;
 }
 
-int cqp_qp_init(struct ibv_qp *qp, const struct cqp_dev *d)
+uint32_t cqp_dev_rd_atom(const struct cqp_dev *d)
+{
+	int n = d->attr.max_qp_rd_atom < d->attr.max_qp_init_rd_atom
+		    ? d->attr.max_qp_rd_atom
+		    : d->attr.max_qp_init_rd_atom;
+
+	/* The QP attribute is 8 bits wide. */
+	return n < 1 ? 1 : n > 255 ? 255 : (uint32_t)n;
+}
+
+uint32_t cqp_rd_atom_agreed(const struct cqp_endpoint *local,
+			    const struct cqp_endpoint *remote)
+{
+	uint32_t a = local->rd_atom, b = remote->rd_atom;
+
+	if (!a || !b)
+		return 1;
+	return a < b ? a : b;
+}
+
+int cqp_qp_init(struct ibv_qp *qp, const struct cqp_dev *d, int access)
 {
 	struct ibv_qp_attr a;
 
@@ -556,8 +582,7 @@ int cqp_qp_init(struct ibv_qp *qp, const struct cqp_dev *d)
 	a.qp_state = IBV_QPS_INIT;
 	a.pkey_index = d->pkey_index;
 	a.port_num = d->port;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			    IBV_ACCESS_REMOTE_READ;
+	a.qp_access_flags = access;
 	if (ibv_modify_qp(qp, &a,
 			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			      IBV_QP_ACCESS_FLAGS))
@@ -581,7 +606,7 @@ int cqp_rc_qp_connect(struct ibv_qp *qp, const struct cqp_dev *d,
 	a.path_mtu = mtu;
 	a.dest_qp_num = remote->qpn;
 	a.rq_psn = remote->psn;
-	a.max_dest_rd_atomic = 1;
+	a.max_dest_rd_atomic = (uint8_t)(local->rd_atom ? local->rd_atom : 1);
 	a.min_rnr_timer = 12;
 	a.ah_attr.dlid = remote->lid;
 	a.ah_attr.port_num = d->port;
@@ -606,7 +631,7 @@ int cqp_rc_qp_connect(struct ibv_qp *qp, const struct cqp_dev *d,
 	a.timeout = 14; /* 67 ms: a dead peer errors out in about 0.5 s */
 	a.retry_cnt = 7;
 	a.rnr_retry = 7; /* the receiver reposts; wait for it */
-	a.max_rd_atomic = 1;
+	a.max_rd_atomic = (uint8_t)cqp_rd_atom_agreed(local, remote);
 	if (ibv_modify_qp(qp, &a,
 			  IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 			      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |

@@ -73,6 +73,9 @@ struct cqp_buf {
 	size_t len;
 	struct ibv_mr *mr;
 };
+/* In cqp_buf_alloc's access: the CPU polls this buffer's memory, so the
+ * device must write it in order (no relaxed ordering). */
+#define CQP_BUF_POLLED (1 << 30)
 int cqp_buf_alloc(struct cqp_buf *b, struct ibv_pd *pd, size_t len, int access);
 void cqp_buf_free(struct cqp_buf *b);
 
@@ -87,6 +90,7 @@ struct cqp_qp_req {
 	struct ibv_srq *srq;
 	uint32_t max_send_wr, max_recv_wr;
 	int32_t inline_size; /* -1: the device's grant up to 236, else exact */
+	uint32_t max_send_sge; /* 0: 1 */
 };
 /* Creates the QP; an explicit inline size the device refuses becomes a
  * CQP_E_USAGE failure that says how much it grants, and in auto mode any
@@ -95,9 +99,18 @@ struct cqp_qp_req {
  * the QP really got. */
 int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 		  struct ibv_qp **qp, uint32_t *granted_inline);
-/* RESET -> INIT: receives may be posted from here on. */
-int cqp_qp_init(struct ibv_qp *qp, const struct cqp_dev *d);
-/* INIT -> RTR -> RTS for an RC QP towards remote. */
+/* RESET -> INIT with the remote access flags given: receives may be
+ * posted from here on. */
+int cqp_qp_init(struct ibv_qp *qp, const struct cqp_dev *d, int access);
+/* The RDMA READs and atomics in flight the device allows a QP, as both
+ * requester and responder (at least 1). */
+uint32_t cqp_dev_rd_atom(const struct cqp_dev *d);
+/* What a requester may have in flight towards remote (see below). */
+uint32_t cqp_rd_atom_agreed(const struct cqp_endpoint *local,
+			    const struct cqp_endpoint *remote);
+/* INIT -> RTR -> RTS for an RC QP towards remote: it serves
+ * local->rd_atom READs and atomics and sends at most the smaller of
+ * both sides' figures (a side that says none: 1). */
 int cqp_rc_qp_connect(struct ibv_qp *qp, const struct cqp_dev *d,
 		      const struct cqp_endpoint *local,
 		      const struct cqp_endpoint *remote, enum ibv_mtu mtu);

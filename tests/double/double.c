@@ -15,10 +15,16 @@
  * - mlx5: kernel drivers/infiniband/hw/mlx5/main.c (cq_moderation_caps:
  *   MLX5_MAX_CQ_COUNT 0xffff, MLX5_MAX_CQ_PERIOD 0xfff) and cq.c
  *   (mlx5_ib_modify_cq: EINVAL above the period); the PRM's CQ context:
- *   cq_max_count and cq_period, 0 disabling either trigger.
+ *   cq_max_count and cq_period, 0 disabling either trigger.  main.c's
+ *   query_device: max_qp_rd_atom 1 << log_max_ra_res_qp and
+ *   max_qp_init_rd_atom 1 << log_max_ra_req_qp (16 on ConnectX-4 to 6);
+ *   qp.c (mlx5_ib_modify_qp): max_rd_atomic or max_dest_rd_atomic above
+ *   them is EINVAL.
  * - bnxt_re: rdma-core providers/bnxt_re/verbs.c (bnxt_re_check_qp_limits:
  *   max_inline_data above BNXT_RE_MAX_INLINE_SIZE, 0x60, refused; the
- *   create returns NULL before errno is set).
+ *   create returns NULL before errno is set); kernel bnxt_re/ib_verbs.c
+ *   (bnxt_re_query_device: atomic_cap IB_ATOMIC_NONE, GLOB only where the
+ *   firmware says is_atomic, which older kernels never asked).
  * - irdma: kernel drivers/infiniband/hw/irdma/verbs.c (an iWARP port:
  *   node type RNIC, transport iWARP; no CQ moderation verb). */
 static const struct dbl_personality personalities[] = {
@@ -27,15 +33,21 @@ static const struct dbl_personality personalities[] = {
      .own_channels = true,
      .ports = 2,
      .max_cq_count = 0xffff,
-     .max_cq_period = 0xfff},
+     .max_cq_period = 0xfff,
+     .max_rd_atom = 16},
     {.name = "mlx5-ib",
      .moderation = true,
      .own_channels = true,
      .ports = 1,
      .infiniband = true,
      .max_cq_count = 0xffff,
-     .max_cq_period = 0xfff},
-    {.name = "bnxt_re", .ports = 1, .max_inline = 0x60, .inline_errno0 = true},
+     .max_cq_period = 0xfff,
+     .max_rd_atom = 16},
+    {.name = "bnxt_re",
+     .ports = 1,
+     .max_inline = 0x60,
+     .inline_errno0 = true,
+     .no_atomics = true},
     {.name = "irdma", .ports = 1, .iwarp = true},
 };
 
@@ -180,6 +192,12 @@ static int query_port(struct ibv_context *ctx, uint8_t port,
 static void patch_attr(struct ibv_device_attr *a)
 {
 	a->phys_port_cnt = dbl.p->ports;
+	if (dbl.p->max_rd_atom) {
+		a->max_qp_rd_atom = dbl.p->max_rd_atom;
+		a->max_qp_init_rd_atom = dbl.p->max_rd_atom;
+	}
+	if (dbl.p->no_atomics)
+		a->atomic_cap = IBV_ATOMIC_NONE;
 }
 
 static int query_device_ex(struct ibv_context *ctx,

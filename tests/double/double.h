@@ -40,6 +40,10 @@ struct dbl_personality {
 	uint32_t max_inline; /* 0: the device's own */
 	bool inline_errno0;  /* above it: NULL with errno 0 (bnxt_re) */
 	uint16_t max_cq_count, max_cq_period;
+	/* READs and atomics in flight per QP, each way; 0: the device's.
+	 * Above it ibv_modify_qp fails with EINVAL (mlx5). */
+	uint8_t max_rd_atom;
+	bool no_atomics; /* atomic_cap IBV_ATOMIC_NONE */
 };
 
 /* A CQ the double watches: moderated ones keep their completions in a

@@ -5,7 +5,8 @@
  * every packet (IBV_QPF_GRH_REQUIRED).  So each node's LID is the low 16
  * bits of its RoCE v2 IPv4 address, and an address vector without a GRH
  * is given one to the IPv4 address that LID names, in the node's /16:
- * LID routing runs end to end, between two guests too. */
+ * LID routing runs end to end, between two guests too.  ibv_modify_qp,
+ * interposed here for that, also bounds mlx5's READs and atomics. */
 #include "double.h"
 
 #include <arpa/inet.h>
@@ -73,6 +74,16 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 
 	if (!real)
 		real = dbl_real("ibv_modify_qp");
+	/* mlx5: more READs or atomics in flight than the device has. */
+	if (dbl.p && dbl.p->max_rd_atom &&
+	    (((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
+	      attr->max_rd_atomic > dbl.p->max_rd_atom) ||
+	     ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	      attr->max_dest_rd_atomic > dbl.p->max_rd_atom))) {
+		dbl_log("modify_qp rd_atom %u/%u refused", attr->max_rd_atomic,
+			attr->max_dest_rd_atomic);
+		return EINVAL;
+	}
 	if ((mask & IBV_QP_AV) && lid_routed(&attr->ah_attr)) {
 		struct ibv_qp_attr a = *attr;
 

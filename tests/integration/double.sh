@@ -57,6 +57,24 @@ run() {
 	wait_server 15 || true # its faults show in the client's RC
 }
 
+# --verb: mlx5 serves 16 READs or atomics per QP each way and refuses
+# more (EINVAL); bnxt_re says it has no atomics.
+run read-mlx5 mlx5-roce cq_poll_bw --verb read -t 128 -n 300 -s 4096
+check "mlx5 --verb read -t 128: every READ, 16 in flight at most" \
+	json_check "$WORK/read-mlx5.json" \
+	'"error" not in d and r["iterations"] == 300 and
+	 d["device"]["rd_atom"] == 16 and r["server"]["completions"] == 0' ||
+	show "$WORK/read-mlx5.err"
+run atomic-mlx5 mlx5-roce cq_event_lat --verb atomic -n 100 --verify
+check "mlx5 --verb atomic: every fetch-and-add, counted right" \
+	json_check "$WORK/atomic-mlx5.json" \
+	'"error" not in d and r["iterations"] == 100' ||
+	show "$WORK/atomic-mlx5.err"
+run atomic-bnxt bnxt_re cq_poll_bw --verb atomic -n 100 -I 64
+check "bnxt_re --verb atomic: refused at setup, exit 2, naming atomic_cap" \
+	eval 'test "$RC" -eq 2 && grep -q "atomic_cap NONE" "$WORK/atomic-bnxt.err"' ||
+	show "$WORK/atomic-bnxt.err"
+
 # Finding 1: mlx5 withholds the event until COUNT completions (or the
 # period); a waiter that never polls again stalls to --timeout.
 for mode in event hybrid; do
