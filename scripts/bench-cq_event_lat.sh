@@ -27,6 +27,11 @@
 # default TSV's folder). --timeout: the whole run's (default 1800 s plus
 # 30 s a run).
 # BENCH_MODES="poll" or "event" measures one mode only (default both).
+# BENCH_VERB=write, read or atomic: cq_event_lat --verb VERB against
+# ib_write_lat, ib_read_lat or ib_atomic_lat (-e in event mode; write: poll
+# mode only, ours --cq-mode mem; atomic: 8 bytes; no floor: rdma-core has
+# no ping-pong of those verbs); default send.  --report wants the same
+# BENCH_VERB as the run.
 # All tools run server on CPU 0 and client on CPU 1 (BENCH_NO_PIN=1: no).
 # Exit status: 0 whatever the verdict (this is a measurement), 1 when a run
 # still fails after its retries, 2 on usage errors, else softroce-run.sh's.

@@ -23,6 +23,10 @@
 # (summary.json into DIR, default TSV's folder).  --timeout: the whole
 # run's (default 1800 s plus 30 s a run).
 # BENCH_MODES="poll" or "event" measures one mode only (default both).
+# BENCH_VERB=write or read: cq_poll_bw --verb VERB against ib_write_bw or
+# ib_read_bw (-e in event mode; write: poll mode only, ours --cq-mode mem;
+# no -r, receive queues being SEND's alone); default send.  --report
+# wants the same BENCH_VERB as the run.
 # Both tools run server on CPU 0 and client on CPU 1 (BENCH_NO_PIN=1: no).
 # Exit status: 0 whatever the verdict (this is a measurement), 1 when a run
 # still fails after its retries, 2 on usage errors, else softroce-run.sh's.

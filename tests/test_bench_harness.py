@@ -170,6 +170,35 @@ check("runs.tsv's columns, as the bash harness wrote them", {
 check("the tools: a floor for the latency benches",
       cb.CqEventLat({}).tools == ("ours", "theirs", "pingpong") and
       cb.CqPollBw({}).tools == ("ours", "theirs"))
+check("BENCH_VERB: each verb's perftest tool, no floor but SEND's",
+      cb.CqPollBw({"BENCH_VERB": "read"}).theirs_tool == "ib_read_bw" and
+      cb.CqPollBw({"BENCH_VERB": "write"}).theirs_tool == "ib_write_bw" and
+      cb.CqEventLat({"BENCH_VERB": "atomic"}).theirs_tool ==
+      "ib_atomic_lat" and
+      cb.CqEventLat({"BENCH_VERB": "read"}).tools == ("ours", "theirs") and
+      "ib_write_lat" in cb.CqEventLat({"BENCH_VERB": "write"}).title)
+check("BENCH_VERB=write: poll cases only (ours polls memory)",
+      [c for c, _ in cb.CqPollBw({"BENCH_VERB": "write"}).specs()] ==
+      ["poll-64", "poll-4096", "poll-65536"] and
+      usage_error(cb.CqPollBw({"BENCH_VERB": "write",
+                               "BENCH_MODES": "event"}).specs) ==
+      "BENCH_VERB=write has poll mode only (the target polls memory)")
+check("BENCH_VERB=read: the wall-clock bound of a whole operation",
+      cb.CqEventLat({"BENCH_VERB": "read"}).ways == 1 and
+      cb.CqEventLat({"BENCH_VERB": "write"}).ways == 2 and
+      cb.CqEventLat({}).ways == 2)
+check("BENCH_VERB=atomic: 8 bytes",
+      cb.CqEventLat({"BENCH_VERB": "atomic", "BENCH_MODES": "poll"}).specs()
+      == [("poll-8", 10000)])
+check("BENCH_VERB: a verb the bench has no perftest tool for is refused",
+      usage_error(lambda: cb.CqPollBw({"BENCH_VERB": "atomic"})) ==
+      "BENCH_VERB wants send or write or read, not 'atomic'")
+check("BENCH_VERB: our flags",
+      cb.verb_args("write", "poll") == ["--verb", "write", "--cq-mode",
+                                        "mem"] and
+      cb.verb_args("read", "event") == ["--verb", "read", "--cq-mode",
+                                        "event"] and
+      cb.verb_args("send", "poll") == ["--cq-mode", "poll"])
 
 # ---- the order of the runs ----
 
@@ -347,8 +376,8 @@ bench = cb.CqPollBw(env, top, os.path.join(top, "scripts"))
 rc, err = main_of(bench, ["--out", out])
 ran = read(os.path.join(top, "scripts", "ran")).splitlines()
 check("outer: softroce-run.sh's exit status", rc == 3)
-check("outer: run from the tree, BENCH_NO_PIN handed to the guest",
-      ran[:2] == [top, "X BENCH_NO_PIN"])
+check("outer: run from the tree, BENCH_NO_PIN and BENCH_VERB handed to"
+      " the guest", ran[:2] == [top, "X BENCH_NO_PIN BENCH_VERB"])
 check("outer: the inner part's command line, the deadline 1800 s + 30 s a"
       " run", ran[2:] == [
           "--timeout", str(1800 + 30 * 3 * 7 * 2), "--out", out, "--",

@@ -60,5 +60,18 @@ int main(void)
 	/* One mode per rate (no --compare-modes): nothing to choose. */
 	cqp_strategy_pick(rows, 2, 10, &st);
 	CHECK(st.n == 0);
+	/* --verbs: every (verb, mode) at a rate is one choice; a READ's
+	 * server costs nothing, and wins within the slack. */
+	n = 0;
+	row(&rows[n++], "send+poll", 2000, 40, 100);
+	row(&rows[n++], "send+event", 2000, 41, 6);
+	row(&rows[n++], "write+mem", 2000, 12, 100);
+	row(&rows[n++], "read+event", 2000, 30, 0.2);
+	row(&rows[n++], "write-imm+hybrid", 2000, 13, 40);
+	cqp_strategy_pick(rows, n, 10, &st);
+	CHECK(st.n == 1 && st.c[0].n == 5);
+	CHECK_STR(st.c[0].mode[st.c[0].chosen].mode, "write-imm+hybrid");
+	cqp_strategy_pick(rows, n, 200, &st);
+	CHECK_STR(st.c[0].mode[st.c[0].chosen].mode, "read+event");
 	return check_done("test_strategy");
 }

@@ -73,7 +73,7 @@ static void prep(void)
 	CHECK(wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD &&
 	      wr.wr.atomic.remote_addr == 0x10000 + 4096 &&
 	      wr.wr.atomic.compare_add == 1 && sge[0].length == 8 &&
-	      wr.send_flags == 0 && q.seq == 3);
+	      wr.send_flags == 0 && q.adds == 1 && q.seq == 2);
 }
 
 static void access_flags(void)

@@ -1129,31 +1129,51 @@ static bool list_fits(const char *val, size_t cap)
 	       !strstr(val, ",,");
 }
 
+#define LIST_MAX 64 /* items of any list option, beyond its own limit */
+
+/* The comma-separated items of val, split in buf (cap bytes) into
+ * items[0..*n): false when an item is empty, or val does not fit. */
+static bool split_list(const char *val, char *buf, size_t cap,
+		       char *items[LIST_MAX], unsigned *n)
+{
+	char *save = NULL;
+
+	*n = 0;
+	if (!list_fits(val, cap))
+		return false;
+	strcpy(buf, val);
+	for (char *t = strtok_r(buf, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (*n == LIST_MAX)
+			return false;
+		items[(*n)++] = t;
+	}
+	return true;
+}
+
 static int set_spins(const struct cqp_option *o, struct cqp_params *p,
 		     const char *val)
 {
-	char buf[128], *save = NULL, *tok;
-	uint32_t n = 0;
+	char buf[128], *items[LIST_MAX];
+	unsigned n;
 
-	if (!list_fits(val, sizeof(buf)))
+	if (!split_list(val, buf, sizeof(buf), items, &n))
 		return bad_value(o, val, "is not USEC[,USEC...]");
-	strcpy(buf, val);
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
+	for (unsigned i = 0; i < n; i++) {
 		uint64_t v;
 
-		if (parse_number(tok, false, &v) < 0 || v > o->max)
+		if (parse_number(items[i], false, &v) < 0 || v > o->max)
 			return bad_value(o, val, "is not USEC[,USEC...]");
-		if (n == CQP_MAX_SPINS)
+		if (i == CQP_MAX_SPINS)
 			return cqp_fail(CQP_E_USAGE, "--%s: at most %d budgets",
 					o->name, CQP_MAX_SPINS);
-		for (uint32_t k = 0; k < n; k++)
+		for (unsigned k = 0; k < i; k++)
 			if (p->spin_list[k] == v)
 				return cqp_fail(CQP_E_USAGE,
 						"--%s: %" PRIu64
 						" is there twice",
 						o->name, v);
-		p->spin_list[n++] = (uint32_t)v;
+		p->spin_list[i] = (uint32_t)v;
 	}
 	p->nspin = n;
 	p->spin_us = p->spin_list[0];
@@ -1164,23 +1184,22 @@ static int set_spins(const struct cqp_option *o, struct cqp_params *p,
 static int set_words(const struct cqp_option *o, struct cqp_params *p,
 		     const char *val)
 {
-	char buf[128], *save = NULL, *tok;
+	char buf[128], *items[LIST_MAX];
 	uint32_t mask = 0;
+	unsigned n;
 
-	if (!list_fits(val, sizeof(buf)))
+	if (!split_list(val, buf, sizeof(buf), items, &n))
 		return bad_value(o, val, "is not a comma-separated list");
-	strcpy(buf, val);
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
+	for (unsigned k = 0; k < n; k++) {
 		unsigned i = 0;
 
-		while (o->words[i] && strcmp(tok, o->words[i]) != 0)
+		while (o->words[i] && strcmp(items[k], o->words[i]) != 0)
 			i++;
 		if (!o->words[i])
-			return bad_value(o, tok, "is not a known word");
+			return bad_value(o, items[k], "is not a known word");
 		if (mask & 1u << i)
 			return cqp_fail(CQP_E_USAGE, "--%s: %s is there twice",
-					o->name, tok);
+					o->name, items[k]);
 		mask |= 1u << i;
 	}
 	*(uint32_t *)field(o, p) = mask;
@@ -1193,15 +1212,14 @@ static int set_cpus(const struct cqp_option *o, struct cqp_params *p,
 		    const char *val)
 {
 	long have = sysconf(_SC_NPROCESSORS_CONF);
-	char buf[256], *save = NULL, *tok;
+	char buf[256], *items[LIST_MAX];
 	uint32_t n = 0;
+	unsigned nitems;
 
-	if (!list_fits(val, sizeof(buf)))
+	if (!split_list(val, buf, sizeof(buf), items, &nitems))
 		return bad_value(o, val, "is not CPU[,CPU...] (or A-B)");
-	strcpy(buf, val);
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		char *dash = strchr(tok, '-');
+	for (unsigned i = 0; i < nitems; i++) {
+		char *tok = items[i], *dash = strchr(tok, '-');
 		uint64_t lo, hi;
 
 		if (dash)
@@ -1244,19 +1262,19 @@ static int set_cpus(const struct cqp_option *o, struct cqp_params *p,
 static int set_rates(const struct cqp_option *o, struct cqp_params *p,
 		     const char *val)
 {
-	char buf[512], *save = NULL, *tok;
+	char buf[512], *items[LIST_MAX];
 	uint64_t prev = 0;
 	uint32_t n = 0;
+	unsigned nitems;
 
-	if (!list_fits(val, sizeof(buf)))
+	if (!split_list(val, buf, sizeof(buf), items, &nitems))
 		return cqp_fail(CQP_E_USAGE,
 				"--%s: '%s' is not a list of rates "
 				"(R1,R2,... increasing, %" PRId64 "..%" PRIu64
 				", optionally ending in max)",
 				o->name, val, o->min, o->max);
-	strcpy(buf, val);
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
+	for (unsigned i = 0; i < nitems; i++) {
+		const char *tok = items[i];
 		uint64_t v;
 
 		if (n == CQP_MAX_RATES)

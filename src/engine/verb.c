@@ -94,7 +94,7 @@ void cqp_verb_prep(uint32_t verb, struct cqp_verb_qp *q, uint32_t size,
 		wr->wr.atomic.remote_addr = q->raddr + q->counter_at;
 		wr->wr.atomic.rkey = q->rkey;
 		wr->wr.atomic.compare_add = 1;
-		q->seq++;
+		q->adds++;
 		one_sge(wr, sge, q->buf, 8, q->lkey);
 		inl = false;
 		break;
@@ -261,11 +261,11 @@ int cqp_verb_verify_sent(uint32_t verb, struct cqp_comp *comp,
 		return 0;
 	if ((rc = atomic_total(comp, qp, q, &total)) < 0)
 		return rc;
-	if (total != q->seq)
+	if (total != q->adds)
 		return cqp_fail(CQP_E_PROTO,
 				"--verify: the peer's counter reads %llu after "
 				"%llu fetch-and-adds of 1",
 				(unsigned long long)total,
-				(unsigned long long)q->seq);
+				(unsigned long long)q->adds);
 	return 0;
 }

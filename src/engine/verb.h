@@ -61,7 +61,8 @@ struct cqp_verb_qp {
 	uint64_t counter_at;
 	uint64_t *tails;
 	uint32_t nslots;
-	uint64_t seq;  /* the last sequence number (or atomic) we sent */
+	uint64_t seq;  /* the last WRITE sequence number we sent */
+	uint64_t adds; /* fetch-and-adds we sent, over the run */
 	uint64_t seen; /* mem: the last valid tail that reached us (0: none) */
 	uint64_t vstep; /* --verify: the step, whose pattern is sent */
 };

@@ -361,6 +361,24 @@ static bool tool_uses(enum cqp_tool tool, size_t offset)
 	return !seen;
 }
 
+/* What a latency figure is: one-way, a round trip, or for READ and
+ * atomics the operation from post to completion. */
+static const char *latency_kind(const struct cqp_params *p)
+{
+	uint32_t verbs = p ? cqp_params_verbs(p) : 1u << CQP_VERB_SEND;
+	uint32_t passive = 1u << CQP_VERB_READ | 1u << CQP_VERB_ATOMIC;
+
+	if (p && p->rtt)
+		return " Latency: full round trip, in usec\n";
+	if (!(verbs & ~passive))
+		return " Latency: each operation from post to completion (a "
+		       "round trip, not halved), in usec\n";
+	if (verbs & passive)
+		return " Latency: one-way = round trip / 2, in usec; read and "
+		       "atomic rows: post to completion, not halved\n";
+	return " Latency: one-way = round trip / 2, in usec\n";
+}
+
 static void print_settings(const struct cqp_report *r, const struct shape *s,
 			   struct cqp_text *out)
 {
@@ -463,13 +481,10 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 					"reply - actual post\n");
 		return;
 	}
-	/* Halved or not, the figures must say which they are. */
+	/* Halved or not, the figures must say which they are.  A READ or
+	 * an atomic is one operation, never halved. */
 	if (s->lat)
-		cqp_text_printf(out, "%s",
-				p && p->rtt
-				    ? " Latency: full round trip, in usec\n"
-				    : " Latency: one-way = round trip / 2, in "
-				      "usec\n");
+		cqp_text_printf(out, "%s", latency_kind(p));
 }
 
 void cqp_report_human(const struct cqp_report *r, FILE *out)

@@ -207,6 +207,16 @@ static uint32_t next_request(struct lat_thread *c)
 	return imm;
 }
 
+/* A step's record.  A READ or an atomic is one operation whose reply is
+ * its own completion: its latency is never halved to a one-way figure. */
+static void rec_begin(const struct cqp_run *run, struct cqp_lat_rec *r,
+		      uint64_t size, const char *mode, uint64_t rate)
+{
+	cqp_lat_rec_begin(r, run->p, size, mode, rate);
+	if (cqp_verb_passive(run->verb))
+		r->scale = 1.0;
+}
+
 /* mem: the replies (WRITEs) that landed since the last look, without
  * waiting: counted by their sequence numbers. */
 static uint64_t mem_replies(struct lat_thread *c, uint64_t size)
@@ -253,10 +263,10 @@ static int await_reply(struct lat_thread *c, uint32_t verb, uint64_t size,
 	}
 	/* Each fetch-and-add finds the count of those before it. */
 	if (verify && verb == CQP_VERB_ATOMIC &&
-	    *(const uint64_t *)q->buf != q->seq - 1)
+	    *(const uint64_t *)q->buf != q->adds - 1)
 		return cqp_fail(CQP_E_PROTO,
 				"--verify: fetch-and-add %llu found %llu",
-				(unsigned long long)q->seq,
+				(unsigned long long)q->adds,
 				(unsigned long long)*(const uint64_t *)q->buf);
 	return 0;
 }
@@ -268,8 +278,7 @@ static int run_client(struct cqp_run *run, struct lat_thread *c, uint64_t size,
 	struct cqp_lat_loop l;
 	int ret;
 
-	cqp_lat_rec_begin(&c->rec, p, size, cqp_cq_mode_name(c->comp->cfg.mode),
-			  0);
+	rec_begin(run, &c->rec, size, cqp_cq_mode_name(c->comp->cfg.mode), 0);
 	for (cqp_lat_loop_init(&l, p, c->comp);; l.i++) {
 		uint64_t t0, t1;
 
@@ -336,7 +345,7 @@ static int run_open_client(struct cqp_run *run, struct lat_thread *c,
 	struct ibv_wc wc[REAP_MAX];
 	int ret;
 
-	cqp_lat_rec_begin(&c->rec, p, size, cqp_cq_mode_name(run->mode), rate);
+	rec_begin(run, &c->rec, size, cqp_cq_mode_name(run->mode), rate);
 	heard = cqp_now_ns();
 	cqp_ol_begin(&ol, p, rate, heard,
 		     heard ^ (uint64_t)c->rc->qps[c->qp]->qp_num << 32);
@@ -518,8 +527,8 @@ static int merge(struct cqp_run *run, void *ctx, const struct cqp_row *rows,
 	cqp_workers_merge_row(rows, n, out);
 	if (!run->is_client)
 		return 0;
-	cqp_lat_rec_begin(&c->all, p, c->th[0].rec.bytes, c->th[0].rec.mode,
-			  run->rate);
+	rec_begin(run, &c->all, c->th[0].rec.bytes, c->th[0].rec.mode,
+		  run->rate);
 	for (unsigned t = 0; t < n; t++)
 		if ((ret = cqp_lat_rec_merge(&c->all, &c->th[t].rec)) < 0)
 			return ret;

@@ -49,6 +49,16 @@ if [ -n "${CQPERF_ASAN_BIN:-}" ] && [ -x "$CQPERF_ASAN_BIN/cq_poll_bw" ]; then
 		--output json
 	pair "asan-lat-all" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" -a -n 3 \
 		--warmup 1 --cq-mode event --nonblock --solicited --ack-batch 8
+	# --verb: every verb in every mode, payloads and counts checked.
+	pair "asan-lat-verbs" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" \
+		--verbs send,write-imm,write,read,atomic --compare-modes \
+		-s 8 -n 40 --verify --output json
+	pair "asan-bw-verbs" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" \
+		--verbs send,write-imm,write,read,atomic -s 8 -n 60 -q 2 \
+		--verify --cq-mode event --output json
+	pair "asan-lat-verbs-open" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" \
+		--verbs write,read --rates 1k --compare-modes -s 64 -n 100 \
+		--output json
 	pair "asan-lat-open" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" \
 		--compare-modes --rate 2k --arrival burst:8 -n 400 -H \
 		--client-cq-mode hybrid \
@@ -95,6 +105,9 @@ if command -v valgrind >/dev/null; then
 		--threads 2 --shared-channel --cq-mode event -s 1024 -n 100 -r 16
 	pair "valgrind-lat" "$vg" "$vg" "$CQPERF_BIN/cq_event_lat" \
 		--compare-modes -n 100 --warmup 10 -H --output json
+	pair "valgrind-lat-verbs" "$vg" "$vg" "$CQPERF_BIN/cq_event_lat" \
+		--verbs send,write-imm,write,read,atomic -s 8 -n 30 \
+		--warmup 5 --verify --output json
 	pair "valgrind-lat-open" "$vg" "$vg" "$CQPERF_BIN/cq_event_lat" \
 		--rate 500 --arrival poisson -n 200 --warmup 10 --output json
 	pair "valgrind-ud-bw" "$vg" "$vg" "$CQPERF_BIN/ud_send_bw" \

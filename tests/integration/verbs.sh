@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 require_device
 
-N=400
+N=200
 modes_of() {
 	case $1 in
 	write) echo mem ;;
@@ -72,6 +72,66 @@ check "write + mem, 2 s: the target spins (CPU > 80 %)" json_check \
 	"$WORK/write-2s.json" 'r["server"]["cpu_pct"] > 80' ||
 	show "$WORK/write-2s.json.err"
 stop_server
+
+# Every feature composes: -a (a WRITE from 8 bytes), --threads, an open
+# loop with --samples and CSV, a paced WRITE, the sweep's grid.
+serve cq_poll_bw 20
+client "$WORK/write-all.json" --verb write -a -n 20 --warmup 0 --output json
+check "write -a: every size from 8 B, each message seen in memory" \
+	json_check "$WORK/write-all.json" \
+	'[x["bytes"] for x in d["results"]][0] == 8 and
+	 len(d["results"]) == 21 and
+	 all(x["iterations"] == 20 and x["server"]["completions"] >= 20
+	     for x in d["results"])' || show "$WORK/write-all.json.err"
+client "$WORK/read-threads.json" --verb read --threads 2 -q 2 \
+	--cq-mode event -s 4096 -n 200 --output json
+check "read --threads 2 -q 2 event: 800 READs by two threads, the target idle" \
+	json_check "$WORK/read-threads.json" \
+	'r["iterations"] == 800 and r["client"]["completions"] == 800 and
+	 [t["completions"] for t in r["client"]["threads"]] == [400, 400] and
+	 r["server"]["completions"] == 0 and r["server"]["wakeups"] == 0' ||
+	show "$WORK/read-threads.json.err"
+client "$WORK/write-paced.json" --verb write --rate 5000 -s 1024 -n 500 \
+	--warmup 0 --output json
+check "write --rate 5000: paced WRITEs, every one seen in memory" \
+	json_check "$WORK/write-paced.json" \
+	'r["server"]["completions"] >= 500 and 4000 < r["achieved_rate"] < 5500' ||
+	show "$WORK/write-paced.json.err"
+stop_server
+serve cq_event_lat 20
+client "$WORK/wimm-open.csv" --verb write-imm --rate 2000 -n 200 \
+	--warmup 10 --samples "$WORK/wimm.samples" --output csv
+# A READ's latency is the operation, post to completion: never halved.
+client "$WORK/read-lat.out" --verb read -n 100 --samples "$WORK/read.samples"
+check "read latency: each sample the whole operation, and the report says so" \
+	eval 'awk -F, "\$1 ~ /^[0-9]+\$/ { n++; d = \$4 - \$2 - \$5;
+		if (d > 1 || d < -1) bad++ } END { exit !(n == 100 && !bad) }" \
+		"$WORK/read.samples" &&
+	      flat_grep "post to completion \(a round trip, not halved\)" \
+		"$WORK/read-lat.out"' ||
+	show "$WORK/read-lat.out" "$WORK/read.samples"
+check "write-imm --rate: CSV with its verb column, a sample per request" \
+	eval 'head -1 "$WORK/wimm-open.csv" | tr , "\n" | grep -qx verb &&
+	      sed -n 2p "$WORK/wimm-open.csv" | grep -q write-imm &&
+	      test "$(grep -c "^[0-9]" "$WORK/wimm.samples")" -eq 200' ||
+	show "$WORK/wimm-open.csv" "$WORK/wimm-open.csv.err"
+stop_server
+SCRIPTS=$(cd "$(dirname "$0")/../../scripts" && pwd)
+"$SCRIPTS/cqperf-sweep" --tool cq_event_lat --bin-dir "$CQPERF_BIN" \
+	--start-server --host "$ADDR" --port "$(next_port)" \
+	--out "$WORK/sweep" --server-args "-d $DEV --timeout 20" \
+	--client-args "-d $DEV --timeout 20 -n 200 -s 64" \
+	--grid verb=send,write-imm,write >"$WORK/sweep.out" 2>&1
+sweep_docs() {
+	local v
+	for v in send write-imm write; do
+		json_check "$WORK/sweep/cq_event_lat-verb_$v.json" \
+			'd["params"]["verb"] == "'$v'" and "error" not in d' ||
+			return 1
+	done
+}
+check "sweep --grid verb=send,write-imm,write: a document per verb" \
+	sweep_docs || show "$WORK/sweep.out"
 
 # The map across verbs: every (verb, mode) at each rate, and the choice
 # at each rate recomputed here from the rows.
