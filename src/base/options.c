@@ -38,8 +38,8 @@
 static const char *const cq_mode_words[] = {"poll", "event", "hybrid", "mem",
 					    NULL};
 /* In the order of enum cqp_verb. */
-static const char *const verb_words[] = {"send", "write-imm", "write", "read",
-					 "atomic", NULL};
+static const char *const verb_words[] = {"send", "write-imm", "write",
+					 "read", "atomic",    NULL};
 static const char *const output_words[] = {"human", "json", "csv", NULL};
 static const char *const cm_mode_words[] = {"block", "nonblock", "batch", NULL};
 /* In the order of enum cqp_clock_mode. */
@@ -810,8 +810,8 @@ const char *cqp_verb_name(uint32_t verb)
 
 uint32_t cqp_verb_modes(uint32_t verb)
 {
-	uint32_t cq = 1u << CQP_CQ_POLL | 1u << CQP_CQ_EVENT |
-		      1u << CQP_CQ_HYBRID;
+	uint32_t cq =
+	    1u << CQP_CQ_POLL | 1u << CQP_CQ_EVENT | 1u << CQP_CQ_HYBRID;
 
 	return verb == CQP_VERB_WRITE ? 1u << CQP_CQ_MEM : cq;
 }
@@ -1391,9 +1391,9 @@ void cqp_option_format(const struct cqp_option *o, const struct cqp_params *p,
 		buf[0] = '\0';
 		for (unsigned i = 0; o->words[i] && n < cap; i++)
 			if (*(const uint32_t *)f & 1u << i)
-				n += (size_t)snprintf(buf + n, cap - n, "%s%s",
-						      n ? "," : "",
-						      o->words[i]);
+				n +=
+				    (size_t)snprintf(buf + n, cap - n, "%s%s",
+						     n ? "," : "", o->words[i]);
 		break;
 	}
 	case CQP_OPT_CQMOD:
@@ -1738,19 +1738,21 @@ static int validate_verbs(const struct cqp_params *p, enum cqp_tool tool)
 		return cqp_fail(CQP_E_USAGE,
 				"--verb and --verbs conflict: one verb, or a "
 				"set of steps per verb");
-	if (!write && (p->cq_mode == CQP_CQ_MEM ||
-		       p->client_cq_mode == CQP_CQ_MEM))
-		return cqp_fail(CQP_E_USAGE,
-				"--cq-mode mem is for --verb write only: memory "
-				"polling waits where a plain RDMA WRITE leaves "
-				"no completion; other verbs have one to reap");
+	if (!write &&
+	    (p->cq_mode == CQP_CQ_MEM || p->client_cq_mode == CQP_CQ_MEM))
+		return cqp_fail(
+		    CQP_E_USAGE,
+		    "--cq-mode mem is for --verb write only: memory "
+		    "polling waits where a plain RDMA WRITE leaves "
+		    "no completion; other verbs have one to reap");
 	if (p->verb == CQP_VERB_WRITE && !p->verbs && !p->compare_modes &&
 	    p->cq_mode != CQP_CQ_MEM)
-		return cqp_fail(CQP_E_USAGE,
-				"--verb write --cq-mode %s: a plain RDMA WRITE "
-				"raises no completion at the target; use --verb "
-				"write-imm for events (allowed: --cq-mode mem)",
-				cqp_cq_mode_name(p->cq_mode));
+		return cqp_fail(
+		    CQP_E_USAGE,
+		    "--verb write --cq-mode %s: a plain RDMA WRITE "
+		    "raises no completion at the target; use --verb "
+		    "write-imm for events (allowed: --cq-mode mem)",
+		    cqp_cq_mode_name(p->cq_mode));
 	if (verbs & 1u << CQP_VERB_ATOMIC && (p->all || p->size != 8))
 		return cqp_fail(CQP_E_USAGE,
 				"--verb atomic: atomics are 8 bytes (allowed: "

@@ -32,7 +32,7 @@ struct sender {
 	uint64_t end_ns; /* -D: when posting stops */
 	unsigned sol_every;
 	uint32_t window, sig_every; /* tx-depth or the verb's; <= window */
-	bool mark;    /* tell the receiver the warm-up is over */
+	bool mark;		    /* tell the receiver the warm-up is over */
 	bool warming; /* -n: the warm-up phase, before the measured one */
 	struct txq *q;
 	/* --rate: sends go out when due, not when there is room. */
@@ -76,8 +76,8 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 	struct ibv_send_wr wr[CQP_POST_LIST_MAX], *bad;
 	struct ibv_sge sge[CQP_POST_LIST_MAX][2];
 	unsigned chain = p->post_list; /* options.c bounds it */
-	bool sol = s->tx->verb == CQP_VERB_SEND ||
-		   s->tx->verb == CQP_VERB_WRITE_IMM;
+	bool sol =
+	    s->tx->verb == CQP_VERB_SEND || s->tx->verb == CQP_VERB_WRITE_IMM;
 
 	while (!q->done_posting && q->posted - q->acked < s->window &&
 	       (!s->sched || s->due <= now)) {

@@ -45,7 +45,7 @@ static void prep_write(struct cqp_verb_qp *q, uint32_t size, uint32_t imm,
 	uint64_t seq = ++q->seq;
 	uint64_t *tail = &q->tails[seq % q->nslots];
 
-	*tail = cqp_tail_make(seq, imm == CQP_IMM_END	   ? CQP_TAIL_END
+	*tail = cqp_tail_make(seq, imm == CQP_IMM_END	    ? CQP_TAIL_END
 				   : imm == CQP_IMM_MEASURE ? CQP_TAIL_MEASURE
 							    : 0);
 	wr->sg_list = sge;
@@ -130,8 +130,8 @@ static int mem_look(void *arg)
 	return 0;
 }
 
-int cqp_verb_mem_wait(struct cqp_comp *comp, struct cqp_verb_qp *qs,
-		      unsigned n, uint32_t size, unsigned *which)
+int cqp_verb_mem_wait(struct cqp_comp *comp, struct cqp_verb_qp *qs, unsigned n,
+		      uint32_t size, unsigned *which)
 {
 	struct mem_look m = {qs, n, *which < n ? *which : 0, size, 0};
 	int rc = cqp_comp_spin(comp, mem_look, &m);
@@ -161,7 +161,8 @@ static bool in_tail(uint64_t i, uint64_t size)
 {
 	uint64_t end = i | 7;
 
-	return ((end + 1) & end) == 0 || (size >= 8 && i + 8 >= size && i < size);
+	return ((end + 1) & end) == 0 ||
+	       (size >= 8 && i + 8 >= size && i < size);
 }
 
 void cqp_verb_fill(uint8_t *buf, uint64_t len, uint64_t k, uint64_t size)
@@ -193,12 +194,12 @@ void cqp_verb_step(uint32_t verb, struct cqp_verb_qp *q, bool requester,
 
 static int differs(uint32_t verb, int64_t at, uint64_t size)
 {
-	return cqp_fail(CQP_E_PROTO,
-			"--verify: byte %lld of a %llu-byte %s is not what "
-			"was %s",
-			(long long)at, (unsigned long long)size,
-			cqp_verb_name(verb),
-			verb == CQP_VERB_READ ? "in the peer's buffer" : "sent");
+	return cqp_fail(
+	    CQP_E_PROTO,
+	    "--verify: byte %lld of a %llu-byte %s is not what "
+	    "was %s",
+	    (long long)at, (unsigned long long)size, cqp_verb_name(verb),
+	    verb == CQP_VERB_READ ? "in the peer's buffer" : "sent");
 }
 
 int cqp_verb_verify_landed(uint32_t verb, struct cqp_verb_qp *q, uint64_t size,

@@ -61,9 +61,9 @@ struct cqp_verb_qp {
 	uint64_t counter_at;
 	uint64_t *tails;
 	uint32_t nslots;
-	uint64_t seq;  /* the last WRITE sequence number we sent */
-	uint64_t adds; /* fetch-and-adds we sent, over the run */
-	uint64_t seen; /* mem: the last valid tail that reached us (0: none) */
+	uint64_t seq;	/* the last WRITE sequence number we sent */
+	uint64_t adds;	/* fetch-and-adds we sent, over the run */
+	uint64_t seen;	/* mem: the last valid tail that reached us (0: none) */
 	uint64_t vstep; /* --verify: the step, whose pattern is sent */
 };
 
@@ -85,8 +85,7 @@ void cqp_verb_prep(uint32_t verb, struct cqp_verb_qp *q, uint32_t size,
 
 /* mem: the tail of the newest WRITE of `size` bytes in our buffer, or 0
  * when there is none newer than q->seen. */
-static inline uint64_t cqp_verb_peek(const struct cqp_verb_qp *q,
-				     uint32_t size)
+static inline uint64_t cqp_verb_peek(const struct cqp_verb_qp *q, uint32_t size)
 {
 	uint64_t v = __atomic_load_n((const uint64_t *)(q->buf + size - 8),
 				     __ATOMIC_ACQUIRE);
@@ -99,8 +98,8 @@ static inline uint64_t cqp_verb_peek(const struct cqp_verb_qp *q,
  * its index and moves its seen on (flags and all).  Counts as
  * completions the messages it stands for by sequence number, and returns
  * that count, or a failure. */
-int cqp_verb_mem_wait(struct cqp_comp *comp, struct cqp_verb_qp *qs,
-		      unsigned n, uint32_t size, unsigned *which);
+int cqp_verb_mem_wait(struct cqp_comp *comp, struct cqp_verb_qp *qs, unsigned n,
+		      uint32_t size, unsigned *which);
 
 /* Zeroes every place a WRITE of the run may leave its tail (the last 8
  * bytes of each size -a or -s may use), so that stale payload never

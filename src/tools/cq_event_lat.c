@@ -85,9 +85,9 @@ static int setup(struct cqp_run *run, void *ctx)
 	/* Both sides receive, so --solicited applies to both; the client is
 	 * a target too where the verb has a pong. */
 	ret = cqp_rc_setup(&c->rc, run, true,
-			   !run->is_client || cqp_params_verbs(p) &
-						  ~(1u << CQP_VERB_READ |
-						    1u << CQP_VERB_ATOMIC));
+			   !run->is_client ||
+			       cqp_params_verbs(p) & ~(1u << CQP_VERB_READ |
+						       1u << CQP_VERB_ATOMIC));
 	if (ret == 0 && run->is_client && p->nthreads > 1)
 		ret = cqp_lat_rec_init(&c->all, p, run->samples);
 	if (ret < 0)
@@ -256,8 +256,9 @@ static int await_reply(struct lat_thread *c, uint32_t verb, uint64_t size,
 			return n;
 		for (int k = 0; k < n; k++) {
 			if (wc[k].opcode & IBV_WC_RECV)
-				return cqp_fail(CQP_E_PROTO,
-						"an unexpected message arrived");
+				return cqp_fail(
+				    CQP_E_PROTO,
+				    "an unexpected message arrived");
 			c->outstanding--;
 		}
 	}
@@ -310,8 +311,7 @@ static int run_client(struct cqp_run *run, struct lat_thread *c, uint64_t size,
 		return ret;
 	cqp_comp_cost(c->comp, mine);
 	if (p->verify &&
-	    (ret = cqp_verb_verify_sent(run->verb, c->comp,
-					c->rc->qps[c->qp],
+	    (ret = cqp_verb_verify_sent(run->verb, c->comp, c->rc->qps[c->qp],
 					&c->rc->vq[c->qp], size)) < 0)
 		return ret;
 	/* --threads: the step's row comes of every thread's samples. */
@@ -366,9 +366,9 @@ static int run_open_client(struct cqp_run *run, struct lat_thread *c,
 			cqp_ol_next(&ol, now, &first, &last);
 			if (first)
 				cqp_comp_begin(c->comp);
-			if ((ret = post_msg(c, run->verb, size,
-					    request_imm(ol.sent, first,
-							last))) < 0)
+			if ((ret = post_msg(
+				 c, run->verb, size,
+				 request_imm(ol.sent, first, last))) < 0)
 				return ret;
 			t[1] = now;
 			t[0] = cqp_ol_posted(&ol, last, now);
@@ -432,8 +432,7 @@ static int run_open_client(struct cqp_run *run, struct lat_thread *c,
 
 /* WRITE: every request that landed in memory gets its WRITE back, the
  * last one marked as the last. */
-static int echo_writes(struct cqp_run *run, struct lat_thread *c,
-		       uint64_t size)
+static int echo_writes(struct cqp_run *run, struct lat_thread *c, uint64_t size)
 {
 	struct cqp_verb_qp *q = &c->rc->vq[c->qp];
 	bool end = false;

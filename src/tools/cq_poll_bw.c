@@ -182,8 +182,8 @@ static int run_mem_receiver(struct cqp_run *run, struct bw_ctx *c,
 
 	cqp_comp_begin(run->comp);
 	while (ended < nqp) {
-		int ret = cqp_verb_mem_wait(run->comp, qs, nqp, (uint32_t)size,
-					    &at);
+		int ret =
+		    cqp_verb_mem_wait(run->comp, qs, nqp, (uint32_t)size, &at);
 
 		if (ret < 0)
 			return ret;

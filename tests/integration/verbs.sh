@@ -126,7 +126,7 @@ sweep_docs() {
 	local v
 	for v in send write-imm write; do
 		json_check "$WORK/sweep/cq_event_lat-verb_$v.json" \
-			'd["params"]["verb"] == "'$v'" and "error" not in d' ||
+			'd["params"]["verb"] == "'"$v"'" and "error" not in d' ||
 			return 1
 	done
 }
