@@ -27,6 +27,11 @@ enum cqp_tool {
  * WRITE leaves no completion (--verb write's target); as a reaper of a
  * CQ it polls. */
 enum cqp_cq_mode { CQP_CQ_POLL, CQP_CQ_EVENT, CQP_CQ_HYBRID, CQP_CQ_MEM };
+/* A mode that never sleeps on a channel: poll, and mem (which polls CQs). */
+static inline bool cqp_cq_mode_polls(uint32_t mode)
+{
+	return mode == CQP_CQ_POLL || mode == CQP_CQ_MEM;
+}
 /* --verb: the operation a request is.  In the order of the words. */
 enum cqp_verb {
 	CQP_VERB_SEND,

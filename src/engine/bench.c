@@ -30,11 +30,8 @@
 /* One measured phase: a message size in one completion mode (and spin
  * budget), at an open-loop rate (client only; 0: closed loop). */
 struct step {
-	uint64_t size;
-	uint32_t mode;
-	uint32_t spin_us;
+	struct cqp_step_req r; /* what the server is told */
 	uint64_t rate;
-	uint32_t verb;
 };
 
 /* A signal handler can only reach static storage.  Every wait of a run
@@ -149,7 +146,7 @@ static unsigned mode_steps(const struct cqp_params *p, uint64_t size,
 				if (n == room)
 					return UINT_MAX;
 				steps[n++] = (struct step){
-				    size, m, p->spin_list[k], rate, v};
+				    {size, m, p->spin_list[k], v}, rate};
 			}
 		}
 	}
@@ -204,12 +201,22 @@ static uint64_t resolve_rate(const struct step *st, const struct cqp_row *rows,
 	for (unsigned i = nrows; i-- > 0;) {
 		const struct cqp_row *r = &rows[i];
 
-		if (!r->open_loop && r->bytes == st->size && r->client.valid &&
-		    r->client.seconds > 0)
+		if (!r->open_loop && r->bytes == st->r.size &&
+		    r->client.valid && r->client.seconds > 0)
 			return (uint64_t)((double)r->iterations /
 					  r->client.seconds);
 	}
 	return 0;
+}
+
+/* A step's mode, with its spin budget when there are several. */
+static void step_mode(const struct cqp_params *p, const struct step *st,
+		      char *buf, size_t cap)
+{
+	if (st->r.mode == CQP_CQ_HYBRID && p->nspin > 1)
+		snprintf(buf, cap, "hybrid:%" PRIu32, st->r.spin_us);
+	else
+		snprintf(buf, cap, "%s", cqp_cq_mode_name(st->r.mode));
 }
 
 /* A row's label: its mode where several are compared (with its spin
@@ -219,12 +226,11 @@ static void step_label(const struct cqp_params *p, const struct step *st,
 {
 	char mode[24] = "";
 
-	if (st->mode == CQP_CQ_HYBRID && p->nspin > 1)
-		snprintf(mode, sizeof(mode), "hybrid:%" PRIu32, st->spin_us);
-	else if (p->compare_modes || p->verbs)
-		snprintf(mode, sizeof(mode), "%s", cqp_cq_mode_name(st->mode));
+	if ((st->r.mode == CQP_CQ_HYBRID && p->nspin > 1) || p->compare_modes ||
+	    p->verbs)
+		step_mode(p, st, mode, sizeof(mode));
 	if (p->verbs)
-		snprintf(buf, cap, "%s+%s", cqp_verb_name(st->verb), mode);
+		snprintf(buf, cap, "%s+%s", cqp_verb_name(st->r.verb), mode);
 	else
 		snprintf(buf, cap, "%s", mode);
 }
@@ -238,10 +244,7 @@ static void step_what(const struct cqp_params *p, const struct step *st,
 	char mode[32], rate[32] = "";
 	double r = (double)st->rate;
 
-	if (st->mode == CQP_CQ_HYBRID && p->nspin > 1)
-		snprintf(mode, sizeof(mode), "hybrid:%" PRIu32, st->spin_us);
-	else
-		snprintf(mode, sizeof(mode), "%s", cqp_cq_mode_name(st->mode));
+	step_mode(p, st, mode, sizeof(mode));
 	if (st->rate >= 1000000)
 		snprintf(rate, sizeof(rate), ", %.3gM msg/s", r / 1e6);
 	else if (st->rate >= 1000)
@@ -250,8 +253,8 @@ static void step_what(const struct cqp_params *p, const struct step *st,
 		snprintf(rate, sizeof(rate), ", %" PRIu64 " msg/s", st->rate);
 	else if (p->nrates)
 		snprintf(rate, sizeof(rate), ", closed loop");
-	snprintf(buf, cap, "%" PRIu64 " B, %s%s%s%s", st->size,
-		 p->verbs ? cqp_verb_name(st->verb) : "", p->verbs ? " " : "",
+	snprintf(buf, cap, "%" PRIu64 " B, %s%s%s%s", st->r.size,
+		 p->verbs ? cqp_verb_name(st->r.verb) : "", p->verbs ? " " : "",
 		 mode, rate);
 }
 
@@ -341,27 +344,27 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 
 	memset(row, 0, sizeof(*row));
 	memset(&mine, 0, sizeof(mine));
-	row->bytes = st->size;
+	row->bytes = st->r.size;
 	if (cqp_params_verbs(run->p) != 1u << CQP_VERB_SEND)
 		snprintf(row->verb, sizeof(row->verb), "%s",
-			 cqp_verb_name(st->verb));
+			 cqp_verb_name(st->r.verb));
 	run->rate = st->rate;
-	run->mode = st->mode;
-	run->verb = st->verb;
+	run->mode = st->r.mode;
+	run->verb = st->r.verb;
 	step_label(run->p, st, row->label, sizeof(row->label));
 	/* An open loop's client is the load: it reaps its own way. */
 	for (unsigned t = 0; t < run->ncomp; t++) {
 		bool load = run->is_client && st->rate;
 
 		cqp_comp_set_mode(&run->comp[t],
-				  load ? run->p->client_cq_mode : st->mode);
+				  load ? run->p->client_cq_mode : st->r.mode);
 		cqp_comp_set_spin(&run->comp[t],
-				  load ? run->p->spin_us : st->spin_us);
+				  load ? run->p->spin_us : st->r.spin_us);
 	}
 	if (ops->threaded && run->ncomp > 1)
-		rc = cqp_workers_step(ops, run, ctx, st->size, row, &mine);
+		rc = cqp_workers_step(ops, run, ctx, st->r.size, row, &mine);
 	else
-		rc = ops->run_size(run, ctx, st->size, row, &mine);
+		rc = ops->run_size(run, ctx, st->r.size, row, &mine);
 	if (rc == 0)
 		hw_mine = hw_since(run, hw_before);
 	if (rc == 0 && run->p->idle_sec && run->comp)
@@ -561,8 +564,7 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 		run->progress = &progress;
 	}
 	for (unsigned i = 0;; i++) {
-		struct step st = {0, 0, 0, 0, 0};
-		struct cqp_step_req req;
+		struct step st = {{0, 0, 0, 0}, 0};
 
 		if (run->is_client && i < nsteps) {
 			char what[64];
@@ -583,18 +585,14 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 			if (hw_before)
 				hw_note_left_out(ops, run, hw_before);
 		}
-		req = (struct cqp_step_req){st.size, st.mode, st.spin_us,
-					    st.verb};
-		rc = cqp_session_step(run->s, &req);
-		st = (struct step){req.size, req.mode, req.spin_us, st.rate,
-				   req.verb};
-		if (rc < 0 || st.size == 0)
+		rc = cqp_session_step(run->s, &st.r);
+		if (rc < 0 || st.r.size == 0)
 			break;
-		if (i >= MAX_STEPS || st.size > run->max_size) {
+		if (i >= MAX_STEPS || st.r.size > run->max_size) {
 			rc = cqp_fail(CQP_E_PROTO,
 				      "peer asked for size %" PRIu64
 				      " (largest: %" PRIu64 ")",
-				      st.size, run->max_size);
+				      st.r.size, run->max_size);
 			break;
 		}
 		rc = run_step(ops, run, ctx, &st, hw_before, &rows[nrows]);

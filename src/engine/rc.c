@@ -185,6 +185,9 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver,
 	}
 	if ((ret = connect_qps(rc, run)) < 0)
 		return ret;
+	/* --verify of READ: the data step 1 will read. */
+	for (unsigned i = 0; p->verify && target && i < rc->nqp; i++)
+		cqp_verb_fill(rc->vq[i].buf, buf_size, 1, p->size);
 	if (rc->verbs & (1u << CQP_VERB_READ | 1u << CQP_VERB_ATOMIC))
 		run->dev.rd_atom = rc->rd_atom;
 	return 0;

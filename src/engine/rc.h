@@ -42,7 +42,8 @@ struct cqp_mem_need cqp_rc_mem_need(const struct cqp_params *p);
  * that receives, posts rx-depth receives per QP before the peer can send;
  * then exchanges endpoints (with each buffer's address and rkey) and
  * moves every QP to RTS.  A `target` side's buffers take the remote
- * access the run's verbs need.  Fills run->dev, run->max_size (at most
+ * access the run's verbs need (and with --verify the pattern a READ of
+ * step 1 finds).  Fills run->dev, run->max_size (at most
  * the buffer), run->comp and run->ncomp. */
 int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver,
 		 bool target);

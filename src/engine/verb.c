@@ -102,11 +102,22 @@ void cqp_verb_prep(uint32_t verb, struct cqp_verb_qp *q, uint32_t size,
 	wr->send_flags = inl ? IBV_SEND_INLINE : 0;
 }
 
+uint32_t cqp_verb_mem_take(struct cqp_verb_qp *q, uint32_t size)
+{
+	uint64_t v = cqp_verb_peek(q, size);
+	uint32_t msgs;
+
+	if (!v)
+		return 0;
+	msgs = cqp_tail_after(q->seen, v);
+	q->seen = v;
+	return msgs;
+}
+
 struct mem_look {
 	struct cqp_verb_qp *qs;
 	unsigned n, at;
 	uint32_t size;
-	uint64_t v;
 };
 
 static int mem_look(void *arg)
@@ -114,16 +125,10 @@ static int mem_look(void *arg)
 	struct mem_look *m = arg;
 
 	for (unsigned k = 0; k < m->n; k++) {
-		struct cqp_verb_qp *q = &m->qs[m->at];
-		uint64_t v = cqp_verb_peek(q, m->size);
+		uint32_t msgs = cqp_verb_mem_take(&m->qs[m->at], m->size);
 
-		if (v) {
-			uint32_t msgs = cqp_tail_after(q->seen, v);
-
-			q->seen = v;
-			m->v = v;
+		if (msgs)
 			return (int)msgs;
-		}
 		if (++m->at == m->n)
 			m->at = 0;
 	}
@@ -133,7 +138,7 @@ static int mem_look(void *arg)
 int cqp_verb_mem_wait(struct cqp_comp *comp, struct cqp_verb_qp *qs, unsigned n,
 		      uint32_t size, unsigned *which)
 {
-	struct mem_look m = {qs, n, *which < n ? *which : 0, size, 0};
+	struct mem_look m = {qs, n, *which < n ? *which : 0, size};
 	int rc = cqp_comp_spin(comp, mem_look, &m);
 
 	if (rc > 0)

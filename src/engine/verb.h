@@ -93,6 +93,11 @@ static inline uint64_t cqp_verb_peek(const struct cqp_verb_qp *q, uint32_t size)
 	return cqp_tail_valid(v) && cqp_tail_after(q->seen, v) ? v : 0;
 }
 
+/* mem: the messages the newest WRITE in q's buffer stands for, by
+ * sequence number, moving q->seen on to it; 0 when there is none newer.
+ * Never waits. */
+uint32_t cqp_verb_mem_take(struct cqp_verb_qp *q, uint32_t size);
+
 /* mem: spins (cqp_comp_spin) until a WRITE newer than q->seen lands in
  * one of the n QPs' buffers, from *next on, round robin; sets *which to
  * its index and moves its seen on (flags and all).  Counts as

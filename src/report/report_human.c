@@ -468,7 +468,7 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 			    rates, kind,
 			    p->tx_depth < p->rx_depth ? p->tx_depth
 						      : p->rx_depth,
-			    p->client_cq_mode == CQP_CQ_POLL ? "polls"
+			    cqp_cq_mode_polls(p->client_cq_mode) ? "polls"
 			    : p->client_cq_mode == CQP_CQ_EVENT
 				? "sleeps on events"
 				: "spins, then sleeps (hybrid)",

@@ -92,9 +92,6 @@ static int setup(struct cqp_run *run, void *ctx)
 		ret = cqp_lat_rec_init(&c->all, p, run->samples);
 	if (ret < 0)
 		return ret;
-	/* --verify of READ: the data step 1 will read. */
-	for (unsigned i = 0; p->verify && !run->is_client && i < c->rc.nqp; i++)
-		cqp_verb_fill(c->rc.vq[i].buf, cqp_rc_buf_size(p), 1, p->size);
 	if (!(c->th = calloc(p->nthreads, sizeof(*c->th))))
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
 	for (; c->nth < p->nthreads; c->nth++)
@@ -221,13 +218,8 @@ static void rec_begin(const struct cqp_run *run, struct cqp_lat_rec *r,
  * waiting: counted by their sequence numbers. */
 static uint64_t mem_replies(struct lat_thread *c, uint64_t size)
 {
-	struct cqp_verb_qp *q = &c->rc->vq[c->qp];
-	uint64_t v = cqp_verb_peek(q, (uint32_t)size), n;
+	uint32_t n = cqp_verb_mem_take(&c->rc->vq[c->qp], (uint32_t)size);
 
-	if (!v)
-		return 0;
-	n = cqp_tail_after(q->seen, v);
-	q->seen = v;
 	c->comp->cnt.completions += n;
 	return n;
 }
@@ -240,7 +232,6 @@ static int await_reply(struct lat_thread *c, uint32_t verb, uint64_t size,
 		       bool verify)
 {
 	struct cqp_verb_qp *q = &c->rc->vq[c->qp];
-	struct ibv_wc wc[REAP_MAX];
 	unsigned at = 0;
 	int n;
 
@@ -251,17 +242,8 @@ static int await_reply(struct lat_thread *c, uint32_t verb, uint64_t size,
 		return n < 0 ? n : 0;
 	}
 	/* In order: the request is done when nothing is in flight. */
-	while (c->outstanding) {
-		if ((n = cqp_comp_reap(c->comp, wc, REAP_MAX)) < 0)
-			return n;
-		for (int k = 0; k < n; k++) {
-			if (wc[k].opcode & IBV_WC_RECV)
-				return cqp_fail(
-				    CQP_E_PROTO,
-				    "an unexpected message arrived");
-			c->outstanding--;
-		}
-	}
+	if ((n = make_room(c, 1)) < 0)
+		return n;
 	/* Each fetch-and-add finds the count of those before it. */
 	if (verify && verb == CQP_VERB_ATOMIC &&
 	    *(const uint64_t *)q->buf != q->adds - 1)

@@ -27,19 +27,12 @@ static int setup(struct cqp_run *run, void *ctx)
 {
 	struct bw_ctx *c = ctx;
 	const struct cqp_params *p = run->p;
-	int ret;
 
 	c->received =
 	    calloc((size_t)p->qps * p->nthreads, sizeof(*c->received));
 	if (!c->received)
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
-	if ((ret = cqp_rc_setup(&c->rc, run, !run->is_client,
-				!run->is_client)) < 0)
-		return ret;
-	/* --verify of READ: the data step 1 will read. */
-	for (unsigned i = 0; p->verify && !run->is_client && i < c->rc.nqp; i++)
-		cqp_verb_fill(c->rc.vq[i].buf, cqp_rc_buf_size(p), 1, p->size);
-	return 0;
+	return cqp_rc_setup(&c->rc, run, !run->is_client, !run->is_client);
 }
 
 static void teardown(struct cqp_run *run, void *ctx)

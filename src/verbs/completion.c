@@ -668,6 +668,18 @@ static int found(struct cqp_comp *c, int n)
 	return n;
 }
 
+/* Every CLOCK_EVERY empty looks of a spinning wait: the clock, the peer
+ * and the no-progress deadline. */
+static int spinning_idle(struct cqp_comp *c)
+{
+	uint64_t now = tick(c);
+	int rc = peer_after_silence(c, now);
+
+	if (rc < 0)
+		return rc;
+	return remaining_ms(c, now) == 0 ? timed_out(c) : 0;
+}
+
 int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 {
 	uint64_t spin_ns = (uint64_t)c->cfg.spin_us * 1000u;
@@ -689,16 +701,10 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 			return rc;
 		if (step_over(c))
 			return 0;
-		if (c->cfg.mode == CQP_CQ_POLL || c->cfg.mode == CQP_CQ_MEM) {
-			uint64_t now;
-
-			if (++empty % CLOCK_EVERY != 0)
-				continue;
-			now = tick(c);
-			if ((rc = peer_after_silence(c, now)) < 0)
+		if (cqp_cq_mode_polls(c->cfg.mode)) {
+			if (++empty % CLOCK_EVERY == 0 &&
+			    (rc = spinning_idle(c)) < 0)
 				return rc;
-			if (remaining_ms(c, now) == 0)
-				return timed_out(c);
 			continue;
 		}
 		if (c->cfg.mode == CQP_CQ_HYBRID &&
@@ -737,15 +743,9 @@ int cqp_comp_spin(struct cqp_comp *c, int (*look)(void *arg), void *arg)
 			return n;
 		}
 		c->cnt.empty_polls++;
-		if (++empty % CLOCK_EVERY == 0) {
-			uint64_t now = tick(c);
-
-			if ((rc = stopping(c)) < 0 ||
-			    (rc = peer_after_silence(c, now)) < 0)
-				return rc;
-			if (remaining_ms(c, now) == 0)
-				return timed_out(c);
-		}
+		if (++empty % CLOCK_EVERY == 0 &&
+		    ((rc = stopping(c)) < 0 || (rc = spinning_idle(c)) < 0))
+			return rc;
 	}
 }
 
@@ -809,8 +809,7 @@ int cqp_comp_wait_until(struct cqp_comp *c, struct ibv_wc *wc, int max,
 		now = tick(c);
 		if (now >= deadline_ns)
 			return 0;
-		if (c->cfg.mode == CQP_CQ_POLL || c->cfg.mode == CQP_CQ_MEM ||
-		    !c->nch ||
+		if (cqp_cq_mode_polls(c->cfg.mode) || !c->nch ||
 		    (c->cfg.mode == CQP_CQ_HYBRID &&
 		     now - c->last_ns < spin_ns))
 			continue;
