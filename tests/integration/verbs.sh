@@ -93,9 +93,12 @@ check "read --threads 2 -q 2 event: 800 READs by two threads, the target idle" \
 	show "$WORK/read-threads.json.err"
 client "$WORK/write-paced.json" --verb write --rate 5000 -s 1024 -n 500 \
 	--warmup 0 --output json
+# Paced, not flat out (1 KiB WRITEs unpaced ran at 23k/s here); a slow
+# guest may fall short of the rate, so no lower bound.
 check "write --rate 5000: paced WRITEs, every one seen in memory" \
 	json_check "$WORK/write-paced.json" \
-	'r["server"]["completions"] >= 500 and 4000 < r["achieved_rate"] < 5500' ||
+	'r["server"]["completions"] >= 500 and r["offered_rate"] == 5000 and
+	 r["achieved_rate"] < 5500' ||
 	show "$WORK/write-paced.json.err"
 stop_server
 serve cq_event_lat 20
