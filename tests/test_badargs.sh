@@ -99,8 +99,8 @@ bad cq_poll_bw --gid-index -1..255 -x 256
 bad cq_poll_bw --inline 0..4096 -I -1
 bad cq_poll_bw --mtu "" -m 300
 bad cq_poll_bw --mtu 256..4096 -m 8192
-bad cq_poll_bw --cq-mode "poll, event, hybrid or mem" --cq-mode spin
-bad cq_poll_bw --cq-mode "poll, event, hybrid or mem" --cq-mode ""
+bad cq_poll_bw --cq-mode "poll, event, hybrid, mem, empty:N (N 1..1000000), timer, ski, ski:rand or adaptive" --cq-mode spin
+bad cq_poll_bw --cq-mode "poll, event, hybrid, mem, empty:N (N 1..1000000), timer, ski, ski:rand or adaptive" --cq-mode ""
 bad cq_poll_bw --cq-mod "USEC 0..65535" --cq-mod 8,70000
 bad cq_poll_bw --cq-mod "" --cq-mod 8,
 bad cq_poll_bw --all "" --all=1
@@ -124,9 +124,11 @@ bad cq_event_lat --rate 1..100000000 --rate 0
 bad cq_event_lat --rate 1..100000000 --rate 2x
 bad cq_event_lat --rate 1..100000000 --rate 101m
 bad cq_event_lat --arrival 1..32768 --rate 1k --arrival burst:0
-bad cq_event_lat --arrival "fixed, poisson or burst:N" --rate 1k --arrival sometimes
-bad cq_event_lat --arrival "fixed, poisson or burst:N" --rate 1k --arrival burst
-bad cq_event_lat --arrival "fixed, poisson or burst:N" --rate 1k --arrival poisson:3
+bad cq_event_lat --arrival "fixed, poisson, burst:N, onoff:ON_MS,OFF_MS or pareto:ALPHA" --rate 1k --arrival sometimes
+bad cq_event_lat --arrival "fixed, poisson, burst:N" --rate 1k --arrival burst
+bad cq_event_lat --arrival "fixed, poisson, burst:N" --rate 1k --arrival poisson:3
+bad cq_event_lat --arrival "onoff:ON_MS,OFF_MS (each 1..60000)" --rate 100 --arrival onoff:5
+bad cq_event_lat --arrival "1.1..10" --rate 100 --arrival pareto:0.5
 bad cq_event_lat --rate "" --arrival poisson
 bad cq_event_lat --rates "must increase" --rates 5k,1k
 bad cq_event_lat --rates "1..100000000" --rates 1k,0
@@ -140,11 +142,11 @@ bad cq_event_lat --p99-slack 0..1000 --p99-slack 1001
 bad cq_event_lat --cq-depth "tx-depth + rx-depth" --rate 1k --cq-depth 16
 bad cq_event_lat --client-cq-mode "--rate or --rates" --client-cq-mode event
 bad ud_send_lat --client-cq-mode "--rate or --rates" --client-cq-mode poll
-bad cq_event_lat --client-cq-mode "poll, event, hybrid or mem" --rate 1k --client-cq-mode busy
+bad cq_event_lat --client-cq-mode "poll, event, hybrid, mem, empty:N (N 1..1000000), timer, ski, ski:rand or adaptive" --rate 1k --client-cq-mode busy
 bad cq_event_lat --warmup 0..1000000000 --warmup -1
 bad cq_event_lat --samples "" --samples /nonexistent/dir/f 127.0.0.1
 bad cq_event_lat --duration 1..86400 -D 0
-bad cq_event_lat --cq-mode "poll, event, hybrid or mem" --cq-mode=busy
+bad cq_event_lat --cq-mode "poll, event, hybrid, mem, empty:N (N 1..1000000), timer, ski, ski:rand or adaptive" --cq-mode=busy
 bad cq_event_lat --rtt "" --rtt=yes
 bad cq_event_lat -q "" -q 2
 bad cq_event_lat --size 1..2G -s 12x

@@ -52,8 +52,11 @@ declare -A longs shorts shortof takes words
 # longs[tool]: " ib-dev ib-port ... "; shorts[tool]: " d i ... ";
 # shortof[tool long]: its short name; takes[tool long]: 1 if it takes a
 # value; words[tool long]: the words of an enum.
-help_re='^  (-([A-Za-z0-9]), |    )--([a-z0-9][a-z0-9-]*)(=[^ ]+)?( |$)'
-enum_re='^[a-z0-9_-]+((, [a-z0-9_-]+)* or [a-z0-9_-]+)?$'
+# "--opt[=LIST]": an optional value, completed as options follow.
+help_re='^  (-([A-Za-z0-9]), |    )--([a-z0-9][a-z0-9-]*)(=[^ ]+)?(\[=[^ ]+\])?( |$)'
+enum_re='^[a-z0-9_:-]+((, [a-z0-9_:-]+)* or [a-z0-9_:-]+)?$'
+# A mode's "empty:N (N 1..1000000)" is completed as its bare word.
+param_re='^(.*)empty:N \(N [0-9]+\.\.[0-9]+\)(.*)$'
 nenum=0
 for tool in $tools; do
 	bin=$top_builddir/src/$tool
@@ -81,6 +84,9 @@ for tool in $tools; do
 		[[ $line == *\]* ]] || continue
 		range=${line##*[}
 		range=${range%%;*}
+		if [[ $range =~ $param_re ]]; then
+			range="${BASH_REMATCH[1]}empty${BASH_REMATCH[2]}"
+		fi
 		if [[ $range =~ $enum_re ]]; then
 			range=${range//,/}
 			words[$tool $opt]=${range// or / }

@@ -12,17 +12,22 @@
 
 #define TOOL CQP_TOOL_CQ_POLL_BW
 
-static int parse(struct cqp_params *p, const char *line)
+static int parse_for(struct cqp_params *p, enum cqp_tool tool, const char *line)
 {
 	char buf[512], *argv[32];
 	int argc = 0;
 
-	snprintf(buf, sizeof(buf), "cq_poll_bw %s", line);
+	snprintf(buf, sizeof(buf), "%s %s", cqp_tool_name(tool), line);
 	for (char *t = strtok(buf, " "); t && argc < 31; t = strtok(NULL, " "))
 		argv[argc++] = t;
 	argv[argc] = NULL;
 	cqp_errclear();
-	return cqp_params_parse(p, TOOL, argc, argv, stdout);
+	return cqp_params_parse(p, tool, argc, argv, stdout);
+}
+
+static int parse(struct cqp_params *p, const char *line)
+{
+	return parse_for(p, TOOL, line);
 }
 
 /* A bad line must fail as a usage error whose message names `needle`. */
@@ -96,7 +101,8 @@ static void test_bad(void)
 	bad("-m 8192", "256..4096");
 	bad("-x -2", "--gid-index");
 	bad("-I -1", "--inline");
-	bad("--cq-mode spin", "poll, event, hybrid or mem");
+	bad("--cq-mode spin", "poll, event, hybrid, mem, empty:N (N "
+			      "1..1000000), timer, ski, ski:rand or adaptive");
 	bad("--output xml", "human, json or csv");
 	bad("--cq-mod 0", "--cq-mod");
 	bad("--cq-mod 5,x", "--cq-mod");
@@ -261,6 +267,70 @@ static void test_open_loop(void)
 	CHECK(strstr(cqp_errmsg(), "--arrival needs --rate") != NULL);
 }
 
+/* --arrival onoff:ON_MS,OFF_MS and pareto:ALPHA: what parses formats
+ * back the same, travels in the record (comma included), and the
+ * malformed and out-of-range ones are refused naming the form. */
+static void test_arrival_kinds(void)
+{
+	static const char *const ok[][2] = {
+	    {"onoff:10,20", "onoff:10,20"}, {"onoff:1,60000", "onoff:1,60000"},
+	    {"pareto:1.5", "pareto:1.5"},   {"pareto:2", "pareto:2"},
+	    {"pareto:1.25", "pareto:1.25"}, {"pareto:1.100", "pareto:1.1"},
+	    {"pareto:10", "pareto:10"},	    {"pareto:2.005", "pareto:2.005"},
+	};
+	static const char *const bad[] = {
+	    "onoff:5",	  "onoff:0,5",	   "onoff:5,",	    "onoff:,5",
+	    "onoff:5,0",  "onoff:60001,5", "onoff:5,10,",   "onoff",
+	    "pareto:0.5", "pareto:1",	   "pareto:x",	    "pareto:",
+	    "pareto",	  "pareto:1.09",   "pareto:10.001", "pareto:1.2345",
+	    "pareto:.5",  "pareto:2.",	   "pareto:-2",	    "pareto:1.5.1",
+	};
+	const struct cqp_option *o = cqp_option_find("arrival");
+	struct cqp_params c, srv;
+	struct cqp_kv_writer w;
+	char v[64], rec[2048];
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		cqp_params_defaults(&c, CQP_TOOL_CQ_EVENT_LAT);
+		c.rate = 1000;
+		CHECK(cqp_option_set(o, &c, ok[i][0]) == 0);
+		cqp_option_format(o, &c, v, sizeof(v));
+		CHECK_STR(v, ok[i][1]);
+		cqp_kv_writer_init(&w, rec, sizeof(rec));
+		cqp_params_encode(&c, CQP_TOOL_CQ_EVENT_LAT, &w);
+		cqp_params_defaults(&srv, CQP_TOOL_CQ_EVENT_LAT);
+		CHECK(!w.overflow &&
+		      cqp_params_decode(&srv, CQP_TOOL_CQ_EVENT_LAT, w.buf,
+					w.len) == 0);
+		CHECK(srv.arrival == c.arrival && srv.on_ms == c.on_ms &&
+		      srv.off_ms == c.off_ms &&
+		      srv.pareto_milli == c.pareto_milli);
+	}
+	cqp_params_defaults(&c, CQP_TOOL_CQ_EVENT_LAT);
+	CHECK(cqp_option_set(o, &c, "onoff:10,20") == 0);
+	CHECK(c.arrival == 3 && c.on_ms == 10 && c.off_ms == 20);
+	CHECK(cqp_option_set(o, &c, "pareto:1.5") == 0);
+	CHECK(c.arrival == 4 && c.pareto_milli == 1500 && c.on_ms == 0);
+	/* A later client without them gets the defaults back. */
+	CHECK(cqp_params_decode(&c, CQP_TOOL_CQ_EVENT_LAT, "", 0) == 0);
+	CHECK(c.arrival == 0 && c.pareto_milli == 0 && c.off_ms == 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		bool refused = cqp_option_set(o, &c, bad[i]) == -CQP_E_USAGE;
+
+		CHECK(refused && strstr(cqp_errmsg(), "--arrival: '") &&
+		      strstr(cqp_errmsg(), bad[i]));
+		if (!refused)
+			fprintf(stderr, "accepted: %s\n", bad[i]);
+	}
+	CHECK(cqp_option_set(o, &c, "onoff:5") == -CQP_E_USAGE);
+	CHECK_STR(cqp_errmsg(), "--arrival: 'onoff:5' is not "
+				"onoff:ON_MS,OFF_MS (each 1..60000)");
+	CHECK(cqp_option_set(o, &c, "pareto:0.5") == -CQP_E_USAGE);
+	CHECK_STR(cqp_errmsg(), "--arrival: 'pareto:0.5': ALPHA of "
+				"pareto:ALPHA must be 1.1..10 (a finite mean "
+				"needs ALPHA > 1)");
+}
+
 /* --spin-us LIST: the first budget is the one used, all travel. */
 static void test_spins(void)
 {
@@ -422,6 +492,75 @@ static void test_verbs(void)
 	bad("--verbs", "--verbs needs a value");
 }
 
+/* The policies' words, --compare-modes LIST, --p99-target and
+ * --poll-batch auto: parsed, refused, formatted back and negotiated. */
+static void test_policies(void)
+{
+	struct cqp_params c, srv;
+	const enum cqp_tool lat = CQP_TOOL_CQ_EVENT_LAT;
+	char rec[2048], buf[256];
+	struct cqp_kv_writer w;
+
+	CHECK(parse(&c, "--cq-mode empty:8") == 0);
+	CHECK(c.cq_mode == CQP_CQ_EMPTY && cqp_params_empty_n(&c) == 8);
+	CHECK(parse(&c, "--cq-mode empty") == 0 &&
+	      cqp_params_empty_n(&c) == CQP_EMPTY_DEFAULT);
+	CHECK(parse(&c, "--cq-mode ski:rand") == 0 &&
+	      c.cq_mode == CQP_CQ_SKI_RAND);
+	CHECK(parse(&c, "--cq-mode adaptive --p99-target 300") == 0);
+	CHECK(c.cq_mode == CQP_CQ_ADAPTIVE && c.p99_target_us == 300);
+	CHECK(parse(&c, "--poll-batch auto") == 0 && c.poll_batch == 0);
+	cqp_option_format(cqp_option_find("poll-batch"), &c, buf, sizeof(buf));
+	CHECK_STR(buf, "auto");
+	bad("--cq-mode empty:0", "--cq-mode: 'empty:0': N of empty:N");
+	bad("--cq-mode empty:x", "--cq-mode");
+	bad("--p99-target 100", "--p99-target");
+	bad("--poll-batch 0", "1..4096 or auto");
+	bad("--poll-batch automatic", "--poll-batch");
+	/* The list: a word after the flag is its list only when it is one. */
+	CHECK(parse_for(&c, lat, "--compare-modes 198.18.0.1") == 0);
+	CHECK(c.compare_modes && !c.compare_list);
+	CHECK_STR(c.host, "198.18.0.1");
+	CHECK(parse_for(&c, lat,
+			"--compare-modes poll,empty:16,timer,adaptive h") == 0);
+	CHECK(c.compare_list == (1u << CQP_CQ_POLL | 1u << CQP_CQ_EMPTY |
+				 1u << CQP_CQ_TIMER | 1u << CQP_CQ_ADAPTIVE));
+	CHECK(cqp_params_empty_n(&c) == 16);
+	CHECK_STR(c.host, "h");
+	CHECK(parse_for(&c, lat, "h --compare-modes=ski,ski:rand") == 0);
+	CHECK(c.compare_list == (1u << CQP_CQ_SKI | 1u << CQP_CQ_SKI_RAND));
+	CHECK(parse_for(&c, lat, "--compare-modes --rate 1k") == 0 &&
+	      c.compare_modes && c.rate == 1000);
+	CHECK(parse_for(&c, lat, "--compare-modes=poll,spin") == -CQP_E_USAGE);
+	CHECK(parse_for(&c, lat, "--compare-modes=poll,poll") == -CQP_E_USAGE);
+	CHECK(parse_for(&c, lat,
+			"--cq-mode empty:8 --compare-modes "
+			"empty:9 h") == -CQP_E_USAGE);
+	CHECK(strstr(cqp_errmsg(), "one N a run") != NULL);
+	/* Negotiated: the server runs the same list and N. */
+	CHECK(parse_for(&c, lat,
+			"--compare-modes poll,event,empty:32,adaptive "
+			"--p99-target 50 --poll-batch auto h") == 0);
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_params_encode(&c, lat, &w);
+	CHECK(!w.overflow);
+	CHECK(parse_for(&srv, lat, "") == 0);
+	CHECK(cqp_params_decode(&srv, lat, w.buf, w.len) == 0);
+	CHECK(srv.compare_modes && srv.compare_list == c.compare_list);
+	CHECK(cqp_params_empty_n(&srv) == 32 && srv.p99_target_us == 50);
+	CHECK(srv.poll_batch == 0);
+	cqp_option_format(cqp_option_find("compare-modes"), &srv, buf,
+			  sizeof(buf));
+	CHECK_STR(buf, "poll,event,empty:32,adaptive");
+	/* ...and a later client without them resets them. */
+	CHECK(parse_for(&c, lat, "h") == 0);
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_params_encode(&c, lat, &w);
+	CHECK(cqp_params_decode(&srv, lat, w.buf, w.len) == 0);
+	CHECK(!srv.compare_modes && !srv.compare_list && !srv.empty_n);
+	CHECK(srv.poll_batch == 16 && !srv.p99_target_us);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--list") == 0) {
@@ -433,10 +572,12 @@ int main(int argc, char **argv)
 	test_negotiation();
 	test_latency_tool();
 	test_open_loop();
+	test_arrival_kinds();
 	test_spins();
 	test_threads();
 	test_queue_mem();
 	test_help();
 	test_verbs();
+	test_policies();
 	return check_done("test_options");
 }

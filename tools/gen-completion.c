@@ -18,8 +18,9 @@
 
 static bool takes_value(const struct cqp_option *o)
 {
+	/* --compare-modes' list is optional: offered as options follow. */
 	return o->type != CQP_OPT_FLAG && o->type != CQP_OPT_HELP &&
-	       o->type != CQP_OPT_VERSION;
+	       o->type != CQP_OPT_VERSION && o->type != CQP_OPT_MODES;
 }
 
 /* The options of tool (only those taking a value if values_only), as
@@ -42,7 +43,8 @@ static void print_values(void)
 	for (const struct cqp_option *o = cqp_options; o->name; o++) {
 		bool dev = strcmp(o->name, "ib-dev") == 0;
 
-		if (!dev && o->type != CQP_OPT_ENUM && o->type != CQP_OPT_WORDS)
+		if (!dev && o->type != CQP_OPT_ENUM &&
+		    o->type != CQP_OPT_WORDS && o->type != CQP_OPT_MODE)
 			continue;
 		if (o->short_name)
 			printf("\t-%c | --%s)\n", o->short_name, o->name);

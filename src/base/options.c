@@ -35,8 +35,10 @@
 #define MIB	   (1024 * KIB)
 #define GIB	   (1024 * MIB)
 
-static const char *const cq_mode_words[] = {"poll", "event", "hybrid", "mem",
-					    NULL};
+/* In the order of enum cqp_cq_mode; empty takes ":N". */
+static const char *const cq_mode_words[] = {
+    "poll",  "event", "hybrid",	  "mem",      "empty",
+    "timer", "ski",   "ski:rand", "adaptive", NULL};
 /* In the order of enum cqp_verb. */
 static const char *const verb_words[] = {"send", "write-imm", "write",
 					 "read", "atomic",    NULL};
@@ -45,8 +47,10 @@ static const char *const cm_mode_words[] = {"block", "nonblock", "batch", NULL};
 /* In the order of enum cqp_clock_mode. */
 static const char *const clock_words[] = {"auto", "tsc", "monotonic",
 					  "force-tsc", NULL};
-/* In the order of enum cqp_arrival_kind; burst takes ":N". */
-static const char *const arrival_words[] = {"fixed", "poisson", "burst", NULL};
+/* In the order of enum cqp_arrival_kind; burst, onoff and pareto take
+ * ":" and their parameters. */
+static const char *const arrival_words[] = {"fixed", "poisson", "burst",
+					    "onoff", "pareto",	NULL};
 #define CM CQP_TOOL_CM_EVENT_STRESS
 
 const struct cqp_option cqp_options[] = {
@@ -196,8 +200,9 @@ const struct cqp_option cqp_options[] = {
      .tools = LAT_TOOLS | BW_TOOLS,
      .flags = NEG,
      .help = "with --rate: when requests are due: fixed (every 1/R s), "
-	     "poisson (exponential gaps) or burst:N (N at once every N/R "
-	     "s)"},
+	     "poisson (exponential gaps), burst:N (N at once every N/R "
+	     "s), onoff:ON_MS,OFF_MS (rate R for ON_MS, then none for "
+	     "OFF_MS) or pareto:ALPHA (heavy-tailed gaps of mean 1/R)"},
     {.name = "rates",
      .type = CQP_OPT_RATES,
      .offset = OFF(rates),
@@ -210,15 +215,16 @@ const struct cqp_option cqp_options[] = {
 	     " optionally ending in max (the closed-loop rate, measured "
 	     "first)"},
     {.name = "client-cq-mode",
-     .type = CQP_OPT_ENUM,
+     .type = CQP_OPT_MODE,
      .offset = OFF(client_cq_mode),
-     .max = 3,
+     .min = 1,
+     .max = 1000000,
      .words = cq_mode_words,
      .argname = "MODE",
      .tools = LAT_TOOLS,
      .flags = NEG,
      .help = "with --rate or --rates: how the client (the load) reaps its "
-	     "replies, poll, event or hybrid; --cq-mode is the server's"},
+	     "replies, a --cq-mode word; --cq-mode is the server's"},
     {.name = "p99-slack",
      .type = CQP_OPT_U32,
      .offset = OFF(p99_slack),
@@ -245,12 +251,27 @@ const struct cqp_option cqp_options[] = {
      .tools = LAT_TOOLS,
      .help = "print an ASCII latency histogram under each row"},
     {.name = "compare-modes",
-     .type = CQP_OPT_FLAG,
+     .type = CQP_OPT_MODES,
      .offset = OFF(compare_modes),
-     .max = 1,
+     .min = 1,
+     .max = 1000000,
+     .words = cq_mode_words,
+     .argname = "LIST",
      .tools = LAT_TOOLS,
      .flags = NEG,
-     .help = "run poll, event and hybrid back to back, a row per mode"},
+     .help = "run each mode of LIST (--cq-mode words; default poll,event,"
+	     "hybrid) back to back, a row per mode"},
+    {.name = "p99-target",
+     .type = CQP_OPT_U32,
+     .offset = OFF(p99_target_us),
+     .min = 1,
+     .max = 10000000,
+     .argname = "USEC",
+     .tools = RDMA_TOOLS,
+     .flags = NEG,
+     .help = "adaptive: when a wakeup costs more than USEC, sleep through "
+	     "at most 0.5 % of the gaps between completions (the p99 stays a "
+	     "spinning one)"},
     {.name = "idle-sec",
      .type = CQP_OPT_U32,
      .offset = OFF(idle_sec),
@@ -387,17 +408,21 @@ const struct cqp_option cqp_options[] = {
      .help = "give every CQ its own completion channel instead of sharing "
 	     "one"},
     {.name = "cq-mode",
-     .type = CQP_OPT_ENUM,
+     .type = CQP_OPT_MODE,
      .offset = OFF(cq_mode),
-     .max = 3,
+     .min = 1,
+     .max = 1000000,
      .def = CQP_CQ_POLL,
      .words = cq_mode_words,
      .argname = "MODE",
      .tools = RDMA_TOOLS,
      .flags = NEG,
-     .help = "how completions are reaped: poll, event or hybrid (spin "
-	     "after a wakeup, then sleep); mem: spin on the buffer's last "
-	     "bytes (--verb write's target)"},
+     .help = "how completions are reaped: poll, event, hybrid (spin "
+	     "--spin-us after the last completion, then sleep), empty:N "
+	     "(sleep after N empty polls), timer (nap half the mean gap), "
+	     "ski (spin a wakeup's cost), ski:rand, adaptive (cqperf(7) "
+	     "POLICIES); mem: spin on the buffer's last bytes (--verb "
+	     "write's target)"},
     {.name = "verb",
      .type = CQP_OPT_ENUM,
      .offset = OFF(verb),
@@ -427,10 +452,12 @@ const struct cqp_option cqp_options[] = {
      .min = 1,
      .max = 4096,
      .def = 16,
-     .argname = "N",
+     .argname = "N|auto",
      .tools = RDMA_TOOLS,
-     .flags = NEG,
-     .help = "work completions asked of each ibv_poll_cq call"},
+     .flags = NEG | CQP_OPTF_AUTO,
+     .help = "work completions asked of each ibv_poll_cq call; auto: from "
+	     "16, doubled after a full poll up to 1024, halved below 85 % "
+	     "(perftest 6.27's dynamic polling)"},
     {.name = "ack-batch",
      .type = CQP_OPT_U32,
      .offset = OFF(ack_batch),
@@ -763,6 +790,17 @@ uint32_t cqp_params_cq_depth(const struct cqp_params *p)
 	return p->cq_depth ? p->cq_depth : p->tx_depth + p->rx_depth;
 }
 
+void cqp_params_arrival(const struct cqp_params *p, struct cqp_arrival_shape *s)
+{
+	*s = (struct cqp_arrival_shape){
+	    .kind = p->arrival,
+	    .burst = p->burst,
+	    .on_ms = p->on_ms,
+	    .off_ms = p->off_ms,
+	    .pareto_milli = p->pareto_milli,
+	};
+}
+
 static uint64_t round_up(uint64_t v, uint64_t to)
 {
 	return (v + to - 1) / to * to;
@@ -800,7 +838,16 @@ const char *cqp_tool_name(enum cqp_tool tool)
 
 const char *cqp_cq_mode_name(uint32_t mode)
 {
-	return mode <= CQP_CQ_MEM ? cq_mode_words[mode] : "?";
+	return mode < CQP_CQ__N ? cq_mode_words[mode] : "?";
+}
+
+void cqp_mode_word(const struct cqp_params *p, uint32_t mode, char *buf,
+		   size_t cap)
+{
+	if (mode == CQP_CQ_EMPTY)
+		snprintf(buf, cap, "empty:%" PRIu32, cqp_params_empty_n(p));
+	else
+		snprintf(buf, cap, "%s", cqp_cq_mode_name(mode));
 }
 
 const char *cqp_verb_name(uint32_t verb)
@@ -810,8 +857,7 @@ const char *cqp_verb_name(uint32_t verb)
 
 uint32_t cqp_verb_modes(uint32_t verb)
 {
-	uint32_t cq =
-	    1u << CQP_CQ_POLL | 1u << CQP_CQ_EVENT | 1u << CQP_CQ_HYBRID;
+	uint32_t cq = ((1u << CQP_CQ__N) - 1) & ~(1u << CQP_CQ_MEM);
 
 	return verb == CQP_VERB_WRITE ? 1u << CQP_CQ_MEM : cq;
 }
@@ -841,6 +887,7 @@ static void set_default(const struct cqp_option *o, struct cqp_params *p)
 		break;
 	case CQP_OPT_U32:
 	case CQP_OPT_ENUM:
+	case CQP_OPT_MODE:
 		*(uint32_t *)f = (uint32_t)o->def;
 		break;
 	case CQP_OPT_I32:
@@ -991,6 +1038,19 @@ static void format_range(const struct cqp_option *o, char *buf, size_t cap)
 	char lo[32], hi[32];
 	size_t n = 0;
 
+	if (o->type == CQP_OPT_MODE || o->type == CQP_OPT_MODES) {
+		snprintf(buf, cap,
+			 "%spoll, event, hybrid, mem, empty:N (N %" PRId64
+			 "..%" PRIu64 "), timer, ski, ski:rand or adaptive",
+			 o->type == CQP_OPT_MODES ? "a list of " : "", o->min,
+			 o->max);
+		return;
+	}
+	if (o->flags & CQP_OPTF_AUTO) {
+		snprintf(buf, cap, "%" PRId64 "..%" PRIu64 " or auto", o->min,
+			 o->max);
+		return;
+	}
 	if (o->type == CQP_OPT_ENUM || o->type == CQP_OPT_WORDS) {
 		buf[0] = '\0';
 		for (unsigned i = 0; o->words[i] && n < cap; i++)
@@ -1003,8 +1063,9 @@ static void format_range(const struct cqp_option *o, char *buf, size_t cap)
 	}
 	if (o->type == CQP_OPT_ARRIVAL) {
 		snprintf(buf, cap,
-			 "fixed, poisson or burst:%" PRId64 "..%" PRIu64,
-			 o->min, o->max);
+			 "fixed, poisson, burst:%" PRId64 "..%" PRIu64
+			 ", onoff:1..%d,1..%d or pareto:1.1..10",
+			 o->min, o->max, CQP_ONOFF_MS_MAX, CQP_ONOFF_MS_MAX);
 		return;
 	}
 	if (o->type == CQP_OPT_SIZE) {
@@ -1035,6 +1096,10 @@ static int set_number(const struct cqp_option *o, struct cqp_params *p,
 		   (strcmp(val, "-1") == 0 || strcmp(val, "auto") == 0);
 	uint64_t v = 0;
 
+	if (o->flags & CQP_OPTF_AUTO && strcmp(val, "auto") == 0) {
+		*(uint32_t *)field(o, p) = 0;
+		return 0;
+	}
 	if (neg && o->min >= 0)
 		return bad_value(o, val, "is out of range");
 	if (o->type == CQP_OPT_RATE) {
@@ -1090,31 +1155,102 @@ static int set_cqmod(const struct cqp_option *o, struct cqp_params *p,
 	return 0;
 }
 
-/* fixed, poisson or burst:N (N in the row's range). */
+/* A decimal of at most three places in thousandths ("1.25" is 1250):
+ * what cannot be said exactly in thousandths is refused, not rounded. */
+static int parse_milli(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	int places = -1;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	for (; *s; s++) {
+		if (*s == '.' && places < 0) {
+			places = 0;
+			continue;
+		}
+		if (!isdigit((unsigned char)*s) || places == 3 ||
+		    v > UINT64_MAX / 100)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+		places += places >= 0;
+	}
+	if (places == 0)
+		return -1; /* "2." */
+	for (places = places < 0 ? 0 : places; places < 3; places++)
+		v *= 10;
+	*out = v;
+	return 0;
+}
+
+/* fixed, poisson, burst:N (N in the row's range), onoff:ON_MS,OFF_MS or
+ * pareto:ALPHA. */
 static int set_arrival(const struct cqp_option *o, struct cqp_params *p,
 		       const char *val)
 {
-	const char *colon = strchr(val, ':');
+	const char *colon = strchr(val, ':'), *comma;
 	size_t n = colon ? (size_t)(colon - val) : strlen(val);
-	uint64_t burst = 1;
+	uint64_t burst = 1, on = 0, off = 0, milli = 0;
+	char on_text[16];
 	uint32_t kind;
 
 	for (kind = 0; o->words[kind]; kind++)
 		if (strlen(o->words[kind]) == n &&
 		    strncmp(val, o->words[kind], n) == 0)
 			break;
-	if (!o->words[kind] || (kind == CQP_ARRIVAL_BURST) != !!colon)
+	if (!o->words[kind] || (kind >= CQP_ARRIVAL_BURST) != !!colon)
 		return cqp_fail(CQP_E_USAGE,
-				"--%s: '%s' is not fixed, poisson or burst:N",
+				"--%s: '%s' is not fixed, poisson, burst:N, "
+				"onoff:ON_MS,OFF_MS or pareto:ALPHA",
 				o->name, val);
-	if (colon && (parse_number(colon + 1, false, &burst) < 0 ||
-		      burst < (uint64_t)o->min || burst > o->max))
-		return cqp_fail(CQP_E_USAGE,
-				"--%s: '%s': N of burst:N must be %" PRId64
-				"..%" PRIu64,
-				o->name, val, o->min, o->max);
+	switch (kind) {
+	case CQP_ARRIVAL_BURST:
+		if (parse_number(colon + 1, false, &burst) < 0 ||
+		    burst < (uint64_t)o->min || burst > o->max)
+			return cqp_fail(CQP_E_USAGE,
+					"--%s: '%s': N of burst:N must be "
+					"%" PRId64 "..%" PRIu64,
+					o->name, val, o->min, o->max);
+		break;
+	case CQP_ARRIVAL_ONOFF:
+		comma = strchr(colon + 1, ',');
+		n = comma ? (size_t)(comma - colon - 1) : 0;
+		if (comma && n < sizeof(on_text)) {
+			memcpy(on_text, colon + 1, n);
+			on_text[n] = '\0';
+		}
+		if (!comma || n >= sizeof(on_text) ||
+		    parse_number(on_text, false, &on) < 0 ||
+		    parse_number(comma + 1, false, &off) < 0 || on < 1 ||
+		    on > CQP_ONOFF_MS_MAX || off < 1 || off > CQP_ONOFF_MS_MAX)
+			return cqp_fail(CQP_E_USAGE,
+					"--%s: '%s' is not onoff:ON_MS,OFF_MS "
+					"(each 1..%d)",
+					o->name, val, CQP_ONOFF_MS_MAX);
+		break;
+	case CQP_ARRIVAL_PARETO:
+		if (parse_milli(colon + 1, &milli) < 0)
+			return cqp_fail(CQP_E_USAGE,
+					"--%s: '%s': ALPHA of pareto:ALPHA is "
+					"a decimal number of at most 3 places, "
+					"1.1..10",
+					o->name, val);
+		if (milli < CQP_PARETO_MILLI_MIN ||
+		    milli > CQP_PARETO_MILLI_MAX)
+			return cqp_fail(CQP_E_USAGE,
+					"--%s: '%s': ALPHA of pareto:ALPHA "
+					"must be 1.1..10 (a finite mean needs "
+					"ALPHA > 1)",
+					o->name, val);
+		break;
+	default:
+		break;
+	}
 	p->arrival = kind;
 	p->burst = (uint32_t)burst;
+	p->on_ms = (uint32_t)on;
+	p->off_ms = (uint32_t)off;
+	p->pareto_milli = (uint32_t)milli;
 	return 0;
 }
 
@@ -1204,6 +1340,99 @@ static int set_words(const struct cqp_option *o, struct cqp_params *p,
 	}
 	*(uint32_t *)field(o, p) = mask;
 	return 0;
+}
+
+/* One completion mode word, or empty:N (N in o's range, one N a run:
+ * --cq-mode, --client-cq-mode and --compare-modes share it).  At or
+ * above CQP_CQ__N: why it is none (bad_mode). */
+#define MODE_BAD_N   (UINT32_MAX - 1)
+#define MODE_OTHER_N (UINT32_MAX - 2)
+static uint32_t parse_mode(const struct cqp_option *o, struct cqp_params *p,
+			   const char *val)
+{
+	const char *n = strncmp(val, "empty:", 6) == 0 ? val + 6 : NULL;
+	uint64_t v;
+
+	if (n) {
+		if (parse_number(n, false, &v) < 0 || v < (uint64_t)o->min ||
+		    v > o->max)
+			return MODE_BAD_N;
+		if (p->empty_n && p->empty_n != v)
+			return MODE_OTHER_N;
+		p->empty_n = (uint32_t)v;
+		return CQP_CQ_EMPTY;
+	}
+	for (uint32_t i = 0; o->words[i]; i++)
+		if (strcmp(val, o->words[i]) == 0)
+			return i;
+	return UINT32_MAX;
+}
+
+static int bad_mode(const struct cqp_option *o, const struct cqp_params *p,
+		    const char *val, uint32_t why)
+{
+	if (why == MODE_BAD_N)
+		return cqp_fail(CQP_E_USAGE,
+				"--%s: '%s': N of empty:N must be %" PRId64
+				"..%" PRIu64,
+				o->name, val, o->min, o->max);
+	if (why == MODE_OTHER_N)
+		return cqp_fail(CQP_E_USAGE,
+				"--%s: '%s': this run's empty:N is already "
+				"empty:%" PRIu32 " (one N a run)",
+				o->name, val, p->empty_n);
+	return bad_value(o, val, "is not a completion mode");
+}
+
+static int set_mode(const struct cqp_option *o, struct cqp_params *p,
+		    const char *val)
+{
+	uint32_t m = parse_mode(o, p, val);
+
+	if (m >= CQP_CQ__N)
+		return bad_mode(o, p, val, m);
+	*(uint32_t *)field(o, p) = m;
+	return 0;
+}
+
+/* --compare-modes: true or false (the flag), or a list of modes. */
+static int set_modes(const struct cqp_option *o, struct cqp_params *p,
+		     const char *val)
+{
+	char buf[256], *items[LIST_MAX];
+	uint32_t mask = 0;
+	unsigned n;
+
+	if (!val || strcmp(val, "true") == 0 || strcmp(val, "false") == 0) {
+		p->compare_modes = !val || val[0] == 't';
+		p->compare_list = 0;
+		return 0;
+	}
+	if (!split_list(val, buf, sizeof(buf), items, &n))
+		return bad_value(o, val, "is not a comma-separated list");
+	for (unsigned k = 0; k < n; k++) {
+		uint32_t m = parse_mode(o, p, items[k]);
+
+		if (m >= CQP_CQ__N)
+			return bad_mode(o, p, items[k], m);
+		if (mask & 1u << m)
+			return cqp_fail(CQP_E_USAGE, "--%s: %s is there twice",
+					o->name, items[k]);
+		mask |= 1u << m;
+	}
+	p->compare_modes = true;
+	p->compare_list = mask;
+	return 0;
+}
+
+/* Whether val is a list of modes: the argument after --compare-modes is
+ * its list only then, else it is the HOST. */
+static bool is_modes_list(const struct cqp_option *o, const char *val)
+{
+	struct cqp_params scratch;
+
+	memset(&scratch, 0, sizeof(scratch));
+	return val && val[0] != '-' && set_modes(o, &scratch, val) == 0;
 }
 
 /* C1,C2,... with ranges A-B: distinct CPUs this machine has, at most
@@ -1354,9 +1583,31 @@ int cqp_option_set(const struct cqp_option *o, struct cqp_params *p,
 		return set_cpus(o, p, val);
 	case CQP_OPT_WORDS:
 		return set_words(o, p, val);
+	case CQP_OPT_MODE:
+		return set_mode(o, p, val);
+	case CQP_OPT_MODES:
+		return set_modes(o, p, val);
 	default:
 		return cqp_fail(CQP_E_USAGE, "--%s takes no value", o->name);
 	}
+}
+
+/* Thousandths as the shortest decimal: 1500 "1.5", 2000 "2", 1250 "1.25". */
+static void format_milli(uint32_t milli, const char *prefix, char *buf,
+			 size_t cap)
+{
+	uint32_t frac = milli % 1000;
+	int places = 3;
+
+	while (frac && frac % 10 == 0) {
+		frac /= 10;
+		places--;
+	}
+	if (frac)
+		snprintf(buf, cap, "%s%" PRIu32 ".%0*" PRIu32, prefix,
+			 milli / 1000, places, frac);
+	else
+		snprintf(buf, cap, "%s%" PRIu32, prefix, milli / 1000);
 }
 
 void cqp_option_format(const struct cqp_option *o, const struct cqp_params *p,
@@ -1369,11 +1620,32 @@ void cqp_option_format(const struct cqp_option *o, const struct cqp_params *p,
 		snprintf(buf, cap, "%s", *(const bool *)f ? "true" : "false");
 		break;
 	case CQP_OPT_U32:
-		snprintf(buf, cap, "%" PRIu32, *(const uint32_t *)f);
+		if (o->flags & CQP_OPTF_AUTO && !*(const uint32_t *)f)
+			snprintf(buf, cap, "auto");
+		else
+			snprintf(buf, cap, "%" PRIu32, *(const uint32_t *)f);
 		break;
 	case CQP_OPT_I32:
 		snprintf(buf, cap, "%" PRId32, *(const int32_t *)f);
 		break;
+	case CQP_OPT_MODE:
+		cqp_mode_word(p, *(const uint32_t *)f, buf, cap);
+		break;
+	case CQP_OPT_MODES: {
+		size_t n = 0;
+
+		snprintf(buf, cap, "%s", p->compare_modes ? "true" : "false");
+		for (uint32_t m = 0;
+		     p->compare_list && m < CQP_CQ__N && n < cap; m++)
+			if (p->compare_list & 1u << m) {
+				char w[32];
+
+				cqp_mode_word(p, m, w, sizeof(w));
+				n += (size_t)snprintf(buf + n, cap - n, "%s%s",
+						      n ? "," : "", w);
+			}
+		break;
+	}
 	case CQP_OPT_U64:
 	case CQP_OPT_SIZE:
 	case CQP_OPT_RATE:
@@ -1436,6 +1708,11 @@ void cqp_option_format(const struct cqp_option *o, const struct cqp_params *p,
 	case CQP_OPT_ARRIVAL:
 		if (p->arrival == CQP_ARRIVAL_BURST)
 			snprintf(buf, cap, "burst:%" PRIu32, p->burst);
+		else if (p->arrival == CQP_ARRIVAL_ONOFF)
+			snprintf(buf, cap, "onoff:%" PRIu32 ",%" PRIu32,
+				 p->on_ms, p->off_ms);
+		else if (p->arrival == CQP_ARRIVAL_PARETO)
+			format_milli(p->pareto_milli, "pareto:", buf, cap);
 		else
 			snprintf(buf, cap, "%s", o->words[p->arrival]);
 		break;
@@ -1465,7 +1742,7 @@ static const struct cqp_option *find_for(const char *name, enum cqp_tool tool)
 static bool takes_arg(const struct cqp_option *o)
 {
 	return o->type != CQP_OPT_FLAG && o->type != CQP_OPT_HELP &&
-	       o->type != CQP_OPT_VERSION;
+	       o->type != CQP_OPT_VERSION && o->type != CQP_OPT_MODES;
 }
 
 /* A default outside the option's range means "not set": say so. */
@@ -1479,6 +1756,7 @@ static void default_text(const struct cqp_option *o, const struct cqp_params *d,
 	} else if ((o->type == CQP_OPT_CQMOD && !d->cq_mod_count) ||
 		   (o->type == CQP_OPT_RATES && !d->nrates) ||
 		   (o->type == CQP_OPT_WORDS && !*(const uint32_t *)f) ||
+		   (o->type == CQP_OPT_MODES && !d->compare_modes) ||
 		   (o->type == CQP_OPT_U32 && *(const uint32_t *)f < o->min) ||
 		   (o->type == CQP_OPT_RATE &&
 		    *(const uint64_t *)f < (uint64_t)o->min) ||
@@ -1507,14 +1785,19 @@ void cqp_params_usage(enum cqp_tool tool, FILE *out)
 
 		if (!(o->tools & tool))
 			continue;
-		snprintf(left, sizeof(left), "%c%c%s--%s%s%s",
+		snprintf(left, sizeof(left), "%c%c%s--%s%s%s%s",
 			 o->short_name ? '-' : ' ',
 			 o->short_name ? o->short_name : ' ',
 			 o->short_name ? ", " : "  ", o->name,
-			 takes_arg(o) ? "=" : "",
-			 takes_arg(o) ? o->argname : "");
+			 takes_arg(o)		    ? "="
+			 : o->type == CQP_OPT_MODES ? "[="
+						    : "",
+			 takes_arg(o) || o->type == CQP_OPT_MODES ? o->argname
+								  : "",
+			 o->type == CQP_OPT_MODES ? "]" : "");
 		fprintf(out, "  %-28s %s", left, o->help);
-		if (takes_arg(o) && o->type != CQP_OPT_STR) {
+		if ((takes_arg(o) || o->type == CQP_OPT_MODES) &&
+		    o->type != CQP_OPT_STR) {
 			default_text(o, &d, def, sizeof(def));
 			format_range(o, range, sizeof(range));
 			fprintf(out, " [%s; default %s]", range, def);
@@ -1535,8 +1818,10 @@ static int build_getopt(enum cqp_tool tool, struct option *longs, char *shorts,
 		if (!(o->tools & tool))
 			continue;
 		longs[n].name = o->name;
-		longs[n].has_arg =
-		    takes_arg(o) ? required_argument : no_argument;
+		longs[n].has_arg = takes_arg(o) ? required_argument
+				   : o->type == CQP_OPT_MODES
+				       ? optional_argument
+				       : no_argument;
 		longs[n].flag = NULL;
 		longs[n].val = 256 + n;
 		by_index[n] = o;
@@ -1676,7 +1961,13 @@ int cqp_params_parse(struct cqp_params *p, enum cqp_tool tool, int argc,
 				CQP_VERSION);
 			return CQP_PARSE_VERSION;
 		}
-		rc = cqp_option_set(o, p, takes_arg(o) ? optarg : NULL);
+		/* --compare-modes LIST, as well as --compare-modes=LIST. */
+		if (o->type == CQP_OPT_MODES && !optarg && optind < argc &&
+		    is_modes_list(o, argv[optind]))
+			optarg = argv[optind++];
+		rc = cqp_option_set(
+		    o, p,
+		    takes_arg(o) || o->type == CQP_OPT_MODES ? optarg : NULL);
 		if (rc < 0)
 			return rc;
 		seen[o - cqp_options] = true;
@@ -1739,7 +2030,8 @@ static int validate_verbs(const struct cqp_params *p, enum cqp_tool tool)
 				"--verb and --verbs conflict: one verb, or a "
 				"set of steps per verb");
 	if (!write &&
-	    (p->cq_mode == CQP_CQ_MEM || p->client_cq_mode == CQP_CQ_MEM))
+	    (p->cq_mode == CQP_CQ_MEM || p->client_cq_mode == CQP_CQ_MEM ||
+	     (p->compare_modes && cqp_params_compare(p) & 1u << CQP_CQ_MEM)))
 		return cqp_fail(
 		    CQP_E_USAGE,
 		    "--cq-mode mem is for --verb write only: memory "
@@ -1777,12 +2069,24 @@ static bool is_mcast_gid(const char *text)
 	return IN6_IS_ADDR_V4MAPPED(&a) && (a.s6_addr[12] & 0xf0) == 0xe0;
 }
 
+/* Whether a step of the run may reap in `mode`. */
+static bool uses_mode(const struct cqp_params *p, uint32_t mode)
+{
+	return p->cq_mode == mode || p->client_cq_mode == mode ||
+	       (p->compare_modes && cqp_params_compare(p) & 1u << mode);
+}
+
 int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
 {
 	int rc = validate_verbs(p, tool);
 
 	if (rc < 0)
 		return rc;
+	if (p->p99_target_us && !uses_mode(p, CQP_CQ_ADAPTIVE))
+		return cqp_fail(CQP_E_USAGE,
+				"--p99-target is the adaptive policy's: give "
+				"--cq-mode adaptive (or adaptive in "
+				"--compare-modes or --client-cq-mode)");
 	if (p->arrival != CQP_ARRIVAL_FIXED && !p->rate && !p->nrates)
 		return cqp_fail(CQP_E_USAGE,
 				"--arrival needs --rate or --rates: without a "
@@ -1847,7 +2151,7 @@ int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
 		return cqp_fail(CQP_E_USAGE,
 				"--shared-channel needs --threads 2 or more: "
 				"one thread has no one to share with");
-	if (p->shared_channel && p->cq_mode == CQP_CQ_POLL)
+	if (p->shared_channel && cqp_cq_mode_polls(p->cq_mode))
 		return cqp_fail(CQP_E_USAGE,
 				"--shared-channel needs --cq-mode event or "
 				"hybrid: poll mode never sleeps on a channel");
@@ -1944,8 +2248,18 @@ int cqp_params_decode(struct cqp_params *p, enum cqp_tool tool,
 		} else if (o->type == CQP_OPT_ARRIVAL) {
 			p->arrival = d.arrival;
 			p->burst = d.burst;
+			p->on_ms = d.on_ms;
+			p->off_ms = d.off_ms;
+			p->pareto_milli = d.pareto_milli;
 		} else if (o->type == CQP_OPT_RATES) {
 			p->nrates = 0;
+		} else if (o->type == CQP_OPT_MODE ||
+			   o->type == CQP_OPT_MODES) {
+			p->compare_modes = d.compare_modes;
+			p->compare_list = d.compare_list;
+			p->cq_mode = d.cq_mode;
+			p->client_cq_mode = d.client_cq_mode;
+			p->empty_n = d.empty_n;
 		} else if (o->type == CQP_OPT_SPINS) {
 			p->spin_us = d.spin_us;
 			p->nspin = d.nspin;

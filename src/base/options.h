@@ -25,8 +25,22 @@ enum cqp_tool {
 
 /* mem: spin on the last bytes of the message buffer, where a plain RDMA
  * WRITE leaves no completion (--verb write's target); as a reaper of a
- * CQ it polls. */
-enum cqp_cq_mode { CQP_CQ_POLL, CQP_CQ_EVENT, CQP_CQ_HYBRID, CQP_CQ_MEM };
+ * CQ it polls.  From empty on, the policies of base/policy.h. */
+enum cqp_cq_mode {
+	CQP_CQ_POLL,
+	CQP_CQ_EVENT,
+	CQP_CQ_HYBRID,
+	CQP_CQ_MEM,
+	CQP_CQ_EMPTY, /* empty:N */
+	CQP_CQ_TIMER,
+	CQP_CQ_SKI,
+	CQP_CQ_SKI_RAND, /* ski:rand */
+	CQP_CQ_ADAPTIVE,
+	CQP_CQ__N
+};
+/* --compare-modes without a list. */
+#define CQP_MODES_DEFAULT                                                      \
+	(1u << CQP_CQ_POLL | 1u << CQP_CQ_EVENT | 1u << CQP_CQ_HYBRID)
 /* A mode that never sleeps on a channel: poll, and mem (which polls CQs). */
 static inline bool cqp_cq_mode_polls(uint32_t mode)
 {
@@ -91,12 +105,17 @@ struct cqp_params {
 	uint64_t size;
 	bool all;
 	uint64_t iters;
-	uint32_t duration_s; /* 0 = iteration count mode */
-	uint64_t warmup;     /* exchanges left out before measuring */
-	bool compare_modes;  /* a step per completion mode */
-	uint64_t rate;	     /* open loop: requests per second; 0 = closed */
-	uint32_t arrival;    /* enum cqp_arrival_kind */
-	uint32_t burst;	     /* --arrival burst:N */
+	uint32_t duration_s;	/* 0 = iteration count mode */
+	uint64_t warmup;	/* exchanges left out before measuring */
+	bool compare_modes;	/* a step per completion mode */
+	uint32_t compare_list;	/* --compare-modes LIST (0: the default) */
+	uint32_t empty_n;	/* empty:N's N (0: not given, 64) */
+	uint32_t p99_target_us; /* adaptive: what a sleep may add; 0 none */
+	uint64_t rate;		/* open loop: requests per second; 0 = closed */
+	uint32_t arrival;	/* enum cqp_arrival_kind */
+	uint32_t burst;		/* --arrival burst:N */
+	uint32_t on_ms, off_ms; /* --arrival onoff:ON_MS,OFF_MS */
+	uint32_t pareto_milli;	/* --arrival pareto:ALPHA, ALPHA * 1000 */
 	/* --rates: a row per rate, increasing; CQP_RATE_MAX (last only) is
 	 * the closed-loop rate measured first. */
 	uint64_t rates[CQP_MAX_RATES];
@@ -161,17 +180,20 @@ enum cqp_opt_type {
 	CQP_OPT_ENUM, /* one of the words, stored as u32 index */
 	CQP_OPT_STR,
 	CQP_OPT_CQMOD,	 /* COUNT[,USEC] into cq_mod_count/cq_mod_usec */
-	CQP_OPT_ARRIVAL, /* fixed|poisson|burst:N into arrival/burst */
+	CQP_OPT_ARRIVAL, /* fixed|poisson|burst:N|onoff:ON,OFF|pareto:A */
 	CQP_OPT_RATES,	 /* R1,R2,...[,max] into rates/nrates */
 	CQP_OPT_SPINS,	 /* U1[,U2...] into spin_us/spin_list/nspin */
 	CQP_OPT_CPUS,	 /* C1[,C2...] and ranges A-B into cpu/cpus/ncpu */
 	CQP_OPT_WORDS,	 /* W1[,W2...] of words, a u32 mask (1u << index) */
+	CQP_OPT_MODE,	 /* a completion mode word, or empty:N (empty_n) */
+	CQP_OPT_MODES,	 /* a flag, or a list of modes (compare_list) */
 	CQP_OPT_HELP,
 	CQP_OPT_VERSION,
 };
 
 enum cqp_opt_flags {
 	CQP_OPTF_NEGOTIATED = 1u << 0, /* sent to and adopted by the server */
+	CQP_OPTF_AUTO = 1u << 1,       /* U32: "auto" is 0 */
 };
 
 struct cqp_option {
@@ -220,6 +242,20 @@ static inline bool cqp_verb_rd_atom(uint32_t verb)
 /* The completion modes a step of `verb` may run in, as a mask
  * (1u << enum cqp_cq_mode). */
 uint32_t cqp_verb_modes(uint32_t verb);
+/* empty:N's N for the run. */
+#define CQP_EMPTY_DEFAULT 64
+static inline uint32_t cqp_params_empty_n(const struct cqp_params *p)
+{
+	return p->empty_n ? p->empty_n : CQP_EMPTY_DEFAULT;
+}
+/* --compare-modes' modes (a mask). */
+static inline uint32_t cqp_params_compare(const struct cqp_params *p)
+{
+	return p->compare_list ? p->compare_list : CQP_MODES_DEFAULT;
+}
+/* A mode's name as a word of --cq-mode, with empty's N ("empty:64"). */
+void cqp_mode_word(const struct cqp_params *p, uint32_t mode, char *buf,
+		   size_t cap);
 /* The verbs of a run: --verbs, else --verb alone (a mask). */
 static inline uint32_t cqp_params_verbs(const struct cqp_params *p)
 {
@@ -253,6 +289,11 @@ int cqp_params_parse(struct cqp_params *p, enum cqp_tool tool, int argc,
 /* Checks that only make sense across options (conflicts, -a with -s,
  * -n with -D, queue relations).  CQP_E_USAGE failure on a problem. */
 int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool);
+
+/* --arrival's fields of p, for cqp_arrivals_init. */
+struct cqp_arrival_shape;
+void cqp_params_arrival(const struct cqp_params *p,
+			struct cqp_arrival_shape *s);
 
 /* Prints --help for tool. */
 void cqp_params_usage(enum cqp_tool tool, FILE *out);

@@ -55,6 +55,22 @@ struct cqp_cost {
 	bool has_shared;
 	uint64_t foreign_completions, lock_waits;
 	double lock_wait_us;
+	/* The policy's own figures (has_policy: a mode that may sleep,
+	 * cqperf(7) POLICIES): time spinning in idle spells, naps on a
+	 * timer (timer), the budget each idle spell drew in us (mean, p50,
+	 * p99: hybrid's spin, timer's nap, ski's, ski:rand's, adaptive's),
+	 * and the measured CPU of a wakeup (ski, ski:rand, adaptive; 0
+	 * before one is measured). */
+	bool has_policy;
+	double spin_us;
+	uint64_t naps;
+	double budget_mean_us, budget_p50_us, budget_p99_us;
+	double wake_cpu_us;
+	/* --poll-batch auto (has_batch): the batch asked of each poll that
+	 * found work, mean and largest. */
+	bool has_batch;
+	double batch_mean;
+	uint64_t batch_max;
 	/* --threads: the threads' shares (the figures above are their
 	 * sums, or thread 0's for the process- and machine-wide ones);
 	 * owned by the row (cqp_rows_free), NULL when not threaded. */

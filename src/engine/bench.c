@@ -116,7 +116,9 @@ static uint32_t verb_step_modes(const struct cqp_params *p, uint32_t verb,
 		return 1u << CQP_CQ_POLL;
 	if (one)
 		return allowed & -allowed; /* its only one */
-	return allowed;
+	/* A list of one verb's modes: every verb runs in its own. */
+	return allowed & cqp_params_compare(p) ? allowed & cqp_params_compare(p)
+					       : allowed;
 }
 
 /* The steps of one size at one rate: per verb, each mode of
@@ -137,7 +139,7 @@ static unsigned mode_steps(const struct cqp_params *p, uint64_t size,
 		/* A WRITE's sequence number takes its last 8 bytes. */
 		if (v == CQP_VERB_WRITE && size < 8)
 			continue;
-		for (uint32_t m = 0; m <= CQP_CQ_MEM; m++) {
+		for (uint32_t m = 0; m < CQP_CQ__N; m++) {
 			unsigned spins = m == CQP_CQ_HYBRID ? p->nspin : 1;
 
 			if (!(modes & 1u << m))
@@ -216,7 +218,7 @@ static void step_mode(const struct cqp_params *p, const struct step *st,
 	if (st->r.mode == CQP_CQ_HYBRID && p->nspin > 1)
 		snprintf(buf, cap, "hybrid:%" PRIu32, st->r.spin_us);
 	else
-		snprintf(buf, cap, "%s", cqp_cq_mode_name(st->r.mode));
+		cqp_mode_word(p, st->r.mode, buf, cap);
 }
 
 /* A row's label: its mode where several are compared (with its spin

@@ -12,7 +12,7 @@
 
 #define WRID_QP_SHIFT	 48
 #define WRID_IDX_MASK	 ((1ull << WRID_QP_SHIFT) - 1)
-#define REAP_MAX	 64
+#define REAP_MAX	 1024 /* --poll-batch auto grows to 1024 */
 #define PEAK_INTERVAL_NS (50ull * 1000 * 1000)
 #define WARMUP_NS	 (1000ull * 1000 * 1000)
 
@@ -247,6 +247,7 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	struct cqp_bw_meter bw;
 	struct cqp_bw_result res;
 	struct cqp_arrivals sched;
+	struct cqp_arrival_shape shape;
 	uint64_t now, warm_end = 0;
 	uint64_t rate = tx->rate ? tx->rate : p->rate;
 	int ret = 0;
@@ -265,9 +266,10 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	reset_queues(&s);
 	now = cqp_now_ns();
 	*sent = 0;
+	cqp_params_arrival(p, &shape);
 	if (rate) {
 		/* One schedule over every QP: R is the whole load. */
-		cqp_arrivals_init(&sched, p->arrival, p->burst, rate, now, now);
+		cqp_arrivals_init(&sched, &shape, rate, now, now);
 		s.sched = &sched;
 		s.due = cqp_arrivals_next(&sched);
 	}
@@ -294,7 +296,7 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	if (s.sched) {
 		/* A fresh schedule from here: the warm-up's tail must not
 		 * leave sends overdue, which would go out in a burst. */
-		cqp_arrivals_init(&sched, p->arrival, p->burst, rate, now, now);
+		cqp_arrivals_init(&sched, &shape, rate, now, now);
 		s.due = cqp_arrivals_next(&sched);
 	}
 	s.late = 0;

@@ -218,9 +218,12 @@ int cqp_lat_rec_finish(struct cqp_lat_rec *r, const struct cqp_params *p,
 void cqp_ol_begin(struct cqp_open_loop *o, const struct cqp_params *p,
 		  uint64_t rate, uint64_t now, uint64_t seed)
 {
+	struct cqp_arrival_shape shape;
+
 	memset(o, 0, sizeof(*o));
 	o->p = p;
-	cqp_arrivals_init(&o->a, p->arrival, p->burst, rate, now, seed);
+	cqp_params_arrival(p, &shape);
+	cqp_arrivals_init(&o->a, &shape, rate, now, seed);
 	o->due = cqp_arrivals_next(&o->a);
 }
 

@@ -237,6 +237,9 @@ int cqp_workers_merge_cost(const struct cqp_cost *each, const int32_t *cpu,
 	out->channels = 0;
 	out->foreign_completions = out->lock_waits = 0;
 	out->lock_wait_us = 0;
+	/* The policy's budgets and wakeup cost are thread 0's. */
+	out->spin_us = 0;
+	out->naps = 0;
 	for (unsigned t = 0; t < n; t++) {
 		const struct cqp_cost *c = &each[t];
 
@@ -254,6 +257,10 @@ int cqp_workers_merge_cost(const struct cqp_cost *each, const int32_t *cpu,
 		out->foreign_completions += c->foreign_completions;
 		out->lock_waits += c->lock_waits;
 		out->lock_wait_us += c->lock_wait_us;
+		out->spin_us += c->spin_us;
+		out->naps += c->naps;
+		if (c->batch_max > out->batch_max)
+			out->batch_max = c->batch_max;
 		if (c->seconds > out->seconds)
 			out->seconds = c->seconds;
 		th[t] = (struct cqp_thread_cost){

@@ -315,7 +315,7 @@ int cqp_session_step(struct cqp_session *s, struct cqp_step_req *st)
 	if (rc < 0)
 		return rc;
 	/* A verb outside the run's set would find no access to its MR. */
-	if (st->size == 0 || st->size > s->p->max_mem || m > CQP_CQ_MEM ||
+	if (st->size == 0 || st->size > s->p->max_mem || m >= CQP_CQ__N ||
 	    spin > 10000000 || verb >= CQP_VERB__N ||
 	    !(cqp_params_verbs(s->p) & 1u << verb))
 		return cqp_fail(CQP_E_PROTO,

@@ -46,6 +46,14 @@ const struct cost_field cqp_cost_fields[] = {
     OPT("foreign_completions", FIELD_U64, foreign_completions, has_shared),
     OPT("lock_waits", FIELD_U64, lock_waits, has_shared),
     OPT("lock_wait_us", FIELD_DOUBLE, lock_wait_us, has_shared),
+    OPT("spin_us", FIELD_DOUBLE, spin_us, has_policy),
+    OPT("naps", FIELD_U64, naps, has_policy),
+    OPT("budget_mean_us", FIELD_DOUBLE, budget_mean_us, has_policy),
+    OPT("budget_p50_us", FIELD_DOUBLE, budget_p50_us, has_policy),
+    OPT("budget_p99_us", FIELD_DOUBLE, budget_p99_us, has_policy),
+    OPT("wake_cpu_us", FIELD_DOUBLE, wake_cpu_us, has_policy),
+    OPT("batch_mean", FIELD_DOUBLE, batch_mean, has_batch),
+    OPT("batch_max", FIELD_U64, batch_max, has_batch),
 #undef REQ
 #undef OPT
 };
@@ -224,6 +232,8 @@ struct shape cqp_report_shape(const struct cqp_report *r)
 		s.lat |= row->has_lat;
 		s.client |= row->client.valid;
 		s.server |= row->server.valid;
+		s.policy |= (row->client.valid && row->client.has_policy) ||
+			    (row->server.valid && row->server.has_policy);
 		s.idle |= (row->client.valid && row->client.has_idle) ||
 			  (row->server.valid && row->server.has_idle);
 		s.rx_mem |= (row->client.valid && row->client.has_rx_mem) ||

@@ -131,6 +131,7 @@ bool cqp_row_has(const struct cqp_row *row, enum row_group g);
 struct shape {
 	bool label, verb, bw, lat, client, server;
 	bool idle;     /* some side of some row measured idle CPU */
+	bool policy;   /* some side of some row ran a policy (has_policy) */
 	bool rx_mem;   /* some side of some row reported receive memory */
 	bool delivery; /* UD: sent against received */
 	bool lost;     /* ud_send_lat: lost exchanges */

@@ -211,7 +211,20 @@ static void json_params(struct cqp_json *j, const struct cqp_report *r)
 			cqp_json_bool(j, key, *(const bool *)field);
 			break;
 		case CQP_OPT_U32:
-			cqp_json_u64(j, key, *(const uint32_t *)field);
+			if (o->flags & CQP_OPTF_AUTO &&
+			    !*(const uint32_t *)field)
+				cqp_json_str(j, key, "auto");
+			else
+				cqp_json_u64(j, key, *(const uint32_t *)field);
+			break;
+		case CQP_OPT_MODES:
+			/* The flag as it always was; a list as its words. */
+			if (!p->compare_list) {
+				cqp_json_bool(j, key, p->compare_modes);
+				break;
+			}
+			cqp_option_format(o, p, val, sizeof(val));
+			cqp_json_str(j, key, val);
 			break;
 		case CQP_OPT_I32:
 			cqp_json_i64(j, key, *(const int32_t *)field);

@@ -163,7 +163,7 @@ static const struct row_col row_cols[] = {
 
 /* ---- a side's cost ---- */
 
-enum { C_LAT = 1, C_IDLE = 2 };
+enum { C_LAT = 1, C_IDLE = 2, C_POLICY = 4 };
 
 typedef double cost_value_fn(const struct cqp_cost *c,
 			     const struct cqp_row *row);
@@ -194,6 +194,37 @@ static double v_spin(const struct cqp_cost *c, const struct cqp_row *row)
 	return row->has_lat ? cqp_spin_pct(c, row) : NAN;
 }
 
+/* A policy's figures (cqperf(7) POLICIES), on a line of their own. */
+static double v_spin_ms(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	(void)row;
+	return c->has_policy ? c->spin_us / 1e3 : NAN;
+}
+
+static double v_naps(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	(void)row;
+	return c->has_policy ? (double)c->naps : NAN;
+}
+
+static double v_budget(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	(void)row;
+	return c->has_policy ? c->budget_mean_us : NAN;
+}
+
+static double v_budget99(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	(void)row;
+	return c->has_policy ? c->budget_p99_us : NAN;
+}
+
+static double v_wake_cpu(const struct cqp_cost *c, const struct cqp_row *row)
+{
+	(void)row;
+	return c->has_policy ? c->wake_cpu_us : NAN;
+}
+
 #define OFFC(f) offsetof(struct cqp_cost, f)
 
 static const struct cost_col cost_cols[] = {
@@ -208,6 +239,11 @@ static const struct cost_col cost_cols[] = {
     {"wake/s", NULL, 0, -1, cqp_wakeups_per_s, 0, 0},
     {"wake/iter", NULL, C_LAT, 3, cqp_wakeups_per_msg, 0, 0},
     {"spin%", NULL, C_LAT, 1, v_spin, 0, 0},
+    {"spin ms", NULL, C_POLICY, 2, v_spin_ms, 0, 0},
+    {"naps", NULL, C_POLICY, 0, v_naps, 0, 0},
+    {"budget us", NULL, C_POLICY, 1, v_budget, 0, 0},
+    {"budget p99", NULL, C_POLICY, 1, v_budget99, 0, 0},
+    {"wake CPU us", NULL, C_POLICY, 1, v_wake_cpu, 0, 0},
 };
 #define N_COST_COLS (sizeof(cost_cols) / sizeof(cost_cols[0]))
 
@@ -297,7 +333,7 @@ static void inst_cell(const struct inst *in, const struct cqp_report *r,
 }
 
 struct layout {
-	struct band main, under, cost, idle;
+	struct band main, under, cost, policy, idle;
 	bool sides[2]; /* some row has this side's cost */
 };
 
@@ -317,11 +353,16 @@ static bool row_col_shown(const struct row_col *k, const struct shape *s,
 static bool cost_col_shown(const struct cost_col *k, const struct shape *s)
 {
 	return (!(k->need & C_LAT) || s->lat) &&
-	       (!(k->need & C_IDLE) || s->idle);
+	       (!(k->need & C_IDLE) || s->idle) &&
+	       (!(k->need & C_POLICY) || s->policy);
 }
 
-static void add_cost(struct band *b, const struct shape *s, bool idle, int side)
+/* The cost columns of a band (its line's: 0, C_IDLE or C_POLICY; side
+ * >= 0: every column, on the row's line, for that side). */
+static void add_cost(struct band *b, const struct shape *s, unsigned line,
+		     int side)
 {
+	bool idle = line == C_IDLE;
 	bool first = true;
 	char head[32];
 
@@ -329,7 +370,7 @@ static void add_cost(struct band *b, const struct shape *s, bool idle, int side)
 		const struct cost_col *k = &cost_cols[i];
 
 		if (!cost_col_shown(k, s) ||
-		    (side < 0 && ((k->need & C_IDLE) != 0) != idle))
+		    (side < 0 && (k->need & (C_IDLE | C_POLICY)) != line))
 			continue;
 		if (side >= 0 && first)
 			snprintf(head, sizeof(head), "%s: %s",
@@ -352,6 +393,7 @@ static void build(struct layout *L, const struct cqp_report *r,
 	L->sides[0] = s->client;
 	L->sides[1] = s->server;
 	L->under.indent = L->cost.indent = L->idle.indent = INDENT;
+	L->policy.indent = INDENT;
 	L->main.indent = "";
 	for (int under = 0; under < 2; under++)
 		for (size_t i = 0; i < N_ROW_COLS; i++) {
@@ -366,17 +408,22 @@ static void build(struct layout *L, const struct cqp_report *r,
 	if (wide) {
 		for (int side = 0; side < 2; side++)
 			if (L->sides[side])
-				add_cost(&L->main, s, false, side);
+				add_cost(&L->main, s, 0, side);
 		return;
 	}
 	if (s->client || s->server) {
 		L->cost.per_side = L->idle.per_side = true;
 		band_add(&L->cost, K_SIDE, NULL, -1, "cost");
-		add_cost(&L->cost, s, false, -1);
+		add_cost(&L->cost, s, 0, -1);
+	}
+	if (s->policy) {
+		L->policy.per_side = true;
+		band_add(&L->policy, K_SIDE, NULL, -1, "policy");
+		add_cost(&L->policy, s, C_POLICY, -1);
 	}
 	if (s->idle) {
 		band_add(&L->idle, K_SIDE, NULL, -1, "idle");
-		add_cost(&L->idle, s, true, -1);
+		add_cost(&L->idle, s, C_IDLE, -1);
 	}
 }
 
@@ -442,7 +489,7 @@ size_t cqp_human_table(const struct cqp_report *r, const struct shape *s,
 		       FILE *out)
 {
 	struct layout *L = calloc(1, sizeof(*L));
-	struct band *bands[4];
+	struct band *bands[5];
 	size_t widest, n;
 
 	if (!L)
@@ -451,14 +498,15 @@ size_t cqp_human_table(const struct cqp_report *r, const struct shape *s,
 	bands[0] = &L->main;
 	bands[1] = &L->under;
 	bands[2] = &L->cost;
-	bands[3] = &L->idle;
-	for (int b = 0; b < 4; b++)
+	bands[3] = &L->policy;
+	bands[4] = &L->idle;
+	for (int b = 0; b < 5; b++)
 		widen(bands[b], L, r);
 	widest = band_head(&L->main, out);
 	for (unsigned i = 0; i < r->nrows; i++) {
 		const struct cqp_row *row = &r->rows[i];
 
-		for (int b = 0; b < 4; b++) {
+		for (int b = 0; b < 5; b++) {
 			n = band_rows(bands[b], L, r, row, out);
 			widest = n > widest ? n : widest;
 		}

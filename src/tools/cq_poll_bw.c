@@ -15,7 +15,7 @@
 #include "engine/verb.h"
 #include "engine/workers.h"
 
-#define REAP_MAX 64
+#define REAP_MAX 1024 /* --poll-batch auto grows to 1024 */
 
 struct bw_ctx {
 	struct cqp_rc rc;

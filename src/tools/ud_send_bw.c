@@ -13,7 +13,7 @@
 #include "engine/ud.h"
 #include "engine/workers.h"
 
-#define REAP_MAX 64
+#define REAP_MAX 1024 /* --poll-batch auto grows to 1024 */
 /* Silence after which the server looks whether the client has finished
  * (its last datagram, with the end mark, may be the one that was lost). */
 #define QUIET_MS 20

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -143,6 +144,9 @@ int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
 		}
 	}
 	c->last_ns = cqp_now_ns();
+	c->batch = cfg->poll_batch ? cfg->poll_batch : CQP_BATCH_AUTO_MIN;
+	cqp_policy_init(&c->pol, cfg->mode, cfg->empty_n, cfg->spin_us,
+			cfg->p99_target_us);
 	cqp_acct_init(&c->acct, cfg->cpu);
 	return 0;
 fail:
@@ -304,6 +308,16 @@ static int check_statuses(struct cqp_comp *c, const struct ibv_wc *wc, int n)
 	return n;
 }
 
+/* --poll-batch auto: a poll that found work sets the next batch. */
+static void batch_auto(struct cqp_comp *c, int asked, int got)
+{
+	c->cnt.batch_polls++;
+	c->cnt.batch_sum += (uint64_t)asked;
+	if ((uint64_t)asked > c->cnt.batch_max)
+		c->cnt.batch_max = (uint64_t)asked;
+	c->batch = cqp_batch_next(c->batch, (uint32_t)asked, got);
+}
+
 /* One pass over every CQ, starting where the last pass left off so no CQ
  * is starved when max is small. */
 static int poll_pass(struct cqp_comp *c, struct ibv_wc *wc, int max)
@@ -312,13 +326,13 @@ static int poll_pass(struct cqp_comp *c, struct ibv_wc *wc, int max)
 
 	/* No division on this path: it runs once per poll in a spin loop. */
 	for (unsigned k = 0, i = c->next; k < c->ncq && n < max; k++) {
-		int want = max - n < (int)c->cfg.poll_batch
-			       ? max - n
-			       : (int)c->cfg.poll_batch;
+		int want = max - n < (int)c->batch ? max - n : (int)c->batch;
 		int r = poll_counted(c, &c->cqs[i], want, wc + n);
 
 		if (r < 0)
 			return r;
+		if (r > 0 && !c->cfg.poll_batch)
+			batch_auto(c, want, r);
 		n += r;
 		if (++i == c->ncq)
 			i = 0;
@@ -644,7 +658,7 @@ static int arm(struct cqp_comp *c)
 static int drain_woken(struct cqp_comp *c, struct ibv_wc *wc, int max)
 {
 	struct cqp_comp_cq *q = c->woke;
-	int want = max < (int)c->cfg.poll_batch ? max : (int)c->cfg.poll_batch;
+	int want = max < (int)c->batch ? max : (int)c->batch;
 	int n = poll_counted(c, q, want, wc);
 
 	if (n == 0 && (n = arm_cq(c, q)) == 0 &&
@@ -662,6 +676,21 @@ static int found(struct cqp_comp *c, int n)
 		c->cnt.sleep_completions += (uint64_t)n;
 	else
 		c->cnt.spin_completions += (uint64_t)n;
+	/* Caught spinning: the spell's time to its last empty poll. */
+	if (c->in_spell) {
+		/* (A nap moves the spell's start past its last poll.) */
+		if (c->spell_last_ns > c->spell_ns)
+			c->cnt.spin_ns += c->spell_last_ns - c->spell_ns;
+		c->in_spell = false;
+	}
+	if (cqp_policy_wants_gaps(&c->pol)) {
+		uint64_t now = cqp_now_ns();
+
+		if (c->last_comp_ns)
+			cqp_policy_gap(&c->pol, now - c->last_comp_ns,
+				       (uint32_t)n);
+		c->last_comp_ns = now;
+	}
 	/* No clock read here, on the hot path: the next look at the clock
 	 * dates the progress (see tick). */
 	c->progressed = true;
@@ -680,10 +709,80 @@ static int spinning_idle(struct cqp_comp *c)
 	return remaining_ms(c, now) == 0 ? timed_out(c) : 0;
 }
 
+/* This thread's CPU time: a wakeup's cost, for the policies that spin
+ * for it. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Before arming: the CPU clock when the policy learns from wakeups. */
+static uint64_t wake_begin(const struct cqp_comp *c)
+{
+	return cqp_policy_wants_wake_cost(&c->pol) ? thread_cpu_ns() : 0;
+}
+
+static void wake_end(struct cqp_comp *c, uint64_t cpu0)
+{
+	uint64_t cpu1;
+
+	if (cpu0 && (cpu1 = thread_cpu_ns()) > cpu0)
+		cqp_policy_wake_cost(&c->pol, cpu1 - cpu0);
+}
+
+/* A timer nap (timer), not armed: ends early on a signal. */
+static void nap(struct cqp_comp *c, uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000u),
+			      (long)(ns % 1000000000u)};
+
+	c->cnt.naps++;
+	nanosleep(&ts, NULL);
+	/* A nap is not spinning. */
+	c->spell_ns += ns;
+}
+
+/* After an empty pass (at `now`, the clock just read) in a mode that may
+ * sleep: whether to arm and sleep now, as the policy says; it may nap
+ * on a timer first, never past `until`.  Counts the spell's spin. */
+static bool policy_arms(struct cqp_comp *c, uint64_t now, uint64_t until)
+{
+	uint64_t ns = 0;
+
+	if (!c->in_spell) {
+		uint64_t budget = cqp_policy_spell(&c->pol);
+
+		c->in_spell = true;
+		c->spell_ns = now;
+		c->empty_run = 0;
+		c->cnt.spells++;
+		if (c->cfg.mode != CQP_CQ_EVENT && c->cfg.mode != CQP_CQ_EMPTY)
+			cqp_gaps_add(&c->cnt.budgets, budget, 1);
+	}
+	c->spell_last_ns = now;
+	switch (
+	    cqp_policy_next(&c->pol, now - c->last_ns, ++c->empty_run, &ns)) {
+	case CQP_POLICY_POLL:
+		return false;
+	case CQP_POLICY_NAP:
+		nap(c, now + ns > until ? (until > now ? until - now : 0) : ns);
+		return false;
+	default:
+		if (now > c->spell_ns)
+			c->cnt.spin_ns += now - c->spell_ns;
+		c->in_spell = false;
+		return true;
+	}
+}
+
 int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 {
-	uint64_t spin_ns = (uint64_t)c->cfg.spin_us * 1000u;
 	unsigned empty = 0;
+	uint64_t cpu0;
 	int n, rc;
 
 	/* Checked on every call, not only when idle: a busy stream must
@@ -707,9 +806,9 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 				return rc;
 			continue;
 		}
-		if (c->cfg.mode == CQP_CQ_HYBRID &&
-		    tick(c) - c->last_ns < spin_ns)
+		if (!policy_arms(c, tick(c), UINT64_MAX))
 			continue;
+		cpu0 = wake_begin(c);
 		rc = arm(c);
 		if (rc < 0)
 			return rc;
@@ -721,6 +820,8 @@ int cqp_comp_reap(struct cqp_comp *c, struct ibv_wc *wc, int max)
 		rc = wait_event(c);
 		if (rc < 0)
 			return rc;
+		if (rc == 0)
+			wake_end(c, cpu0);
 		/* A residue poll's finds were asleep too. */
 		c->after_wake = rc != 1;
 	}
@@ -798,11 +899,9 @@ static int sleep_until(struct cqp_comp *c, uint64_t now, uint64_t deadline_ns)
 int cqp_comp_wait_until(struct cqp_comp *c, struct ibv_wc *wc, int max,
 			uint64_t deadline_ns)
 {
-	uint64_t spin_ns = (uint64_t)c->cfg.spin_us * 1000u;
-
 	for (;;) {
 		int n = cqp_comp_poll(c, wc, max), rc;
-		uint64_t now;
+		uint64_t now, cpu0;
 
 		if (n)
 			return n;
@@ -810,9 +909,9 @@ int cqp_comp_wait_until(struct cqp_comp *c, struct ibv_wc *wc, int max,
 		if (now >= deadline_ns)
 			return 0;
 		if (cqp_cq_mode_polls(c->cfg.mode) || !c->nch ||
-		    (c->cfg.mode == CQP_CQ_HYBRID &&
-		     now - c->last_ns < spin_ns))
+		    !policy_arms(c, now, deadline_ns))
 			continue;
+		cpu0 = wake_begin(c);
 		if ((rc = arm(c)) < 0)
 			return rc;
 		/* What landed before the arm raises no event. */
@@ -823,6 +922,7 @@ int cqp_comp_wait_until(struct cqp_comp *c, struct ibv_wc *wc, int max,
 		if (rc > 0) {
 			c->cnt.wakeups++;
 			c->after_wake = true;
+			wake_end(c, cpu0);
 		}
 	}
 }
@@ -899,6 +999,32 @@ void cqp_comp_prepare(struct cqp_comp *c)
 	cqp_acct_begin_machine(&c->acct);
 }
 
+/* The policy's figures of cqp_cost (has_policy, has_batch). */
+static void policy_cost(const struct cqp_comp *c, struct cqp_cost *out)
+{
+	const struct cqp_gaps *b = &c->cnt.budgets;
+
+	out->has_batch = !c->cfg.poll_batch;
+	out->batch_max = c->cnt.batch_max;
+	out->batch_mean = c->cnt.batch_polls ? (double)c->cnt.batch_sum /
+						   (double)c->cnt.batch_polls
+					     : 0;
+	out->has_policy = c->cfg.mode >= CQP_CQ_EMPTY;
+	if (!out->has_policy)
+		return;
+	out->spin_us = (double)c->cnt.spin_ns / 1e3;
+	out->naps = c->cnt.naps;
+	if (b->total > 0) {
+		out->budget_mean_us = cqp_gaps_mean(b) / 1e3;
+		out->budget_p50_us = (double)cqp_gaps_quantile(b, 0.5) / 1e3;
+		out->budget_p99_us = (double)cqp_gaps_quantile(b, 0.99) / 1e3;
+	}
+	out->wake_cpu_us =
+	    cqp_policy_wants_wake_cost(&c->pol) && c->pol.wakes_measured
+		? c->pol.wake_ns / 1e3
+		: 0;
+}
+
 void cqp_comp_cost(struct cqp_comp *c, struct cqp_cost *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -916,6 +1042,7 @@ void cqp_comp_cost(struct cqp_comp *c, struct cqp_cost *out)
 	out->lock_waits = c->cnt.lock_waits;
 	out->lock_wait_us = (double)c->cnt.lock_wait_ns / 1e3;
 	out->channels = c->shared ? c->cfg.count_shared : c->nch;
+	policy_cost(c, out);
 }
 
 void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
@@ -927,6 +1054,8 @@ void cqp_comp_cfg_from_params(struct cqp_comp_cfg *cfg,
 	cfg->poll_batch = p->poll_batch;
 	cfg->ack_batch = p->ack_batch;
 	cfg->spin_us = p->spin_us;
+	cfg->empty_n = cqp_params_empty_n(p);
+	cfg->p99_target_us = p->p99_target_us;
 	cfg->solicited = p->solicited && receiver;
 	cfg->nonblock = p->nonblock;
 	cfg->channel_per_cq = p->channel_per_cq;
@@ -1006,14 +1135,26 @@ void cqp_comp_account_peer(struct cqp_comp *c, int pid)
 	cqp_acct_set_peer(&c->acct, pid);
 }
 
+/* A new mode learns afresh (but for the machine's wakeup cost). */
+static void policy_reset(struct cqp_comp *c)
+{
+	cqp_policy_init(&c->pol, c->cfg.mode, c->cfg.empty_n, c->cfg.spin_us,
+			c->cfg.p99_target_us);
+	c->in_spell = false;
+	c->last_comp_ns = 0;
+	c->batch = c->cfg.poll_batch ? c->cfg.poll_batch : CQP_BATCH_AUTO_MIN;
+}
+
 void cqp_comp_set_mode(struct cqp_comp *c, uint32_t mode)
 {
 	c->cfg.mode = mode;
+	policy_reset(c);
 }
 
 void cqp_comp_set_spin(struct cqp_comp *c, uint32_t spin_us)
 {
 	c->cfg.spin_us = spin_us;
+	c->pol.spin_ns = (uint64_t)spin_us * 1000u;
 }
 
 int cqp_comp_idle(struct cqp_comp *c, unsigned seconds, struct cqp_cost *out)

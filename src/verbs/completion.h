@@ -7,7 +7,9 @@
  *  hybrid like event, but after a wakeup keep polling until no completion
  *         has arrived for spin_us, then arm and sleep;
  *  mem    (--verb write's target) no CQ to wait on: cqp_comp_spin looks
- *         at memory; CQs, where there are some, are polled.
+ *         at memory; CQs, where there are some, are polled;
+ *  empty:N, timer, ski, ski:rand, adaptive: like hybrid, with the spin
+ *         (or nap) that base/policy.h decides.
  *
  * The engine owns the CQs (one per QP) and their channel(s) so it can tell
  * CQs apart by the context an event returns, and it counts everything it
@@ -26,6 +28,7 @@
 struct pollfd;
 
 #include "base/cpuacct.h"
+#include "base/policy.h"
 #include "base/record.h"
 #include "verbs/watchdog.h"
 
@@ -34,11 +37,13 @@ struct cqp_comp_cfg {
 	uint32_t poll_batch;
 	uint32_t ack_batch;
 	uint32_t spin_us;
-	bool solicited;	     /* arm for solicited completions only */
-	bool nonblock;	     /* O_NONBLOCK channels served with epoll */
-	bool channel_per_cq; /* else all CQs share one channel */
-	int32_t comp_vector; /* -1: CQ i on vector (first_cq + i) mod N */
-	unsigned first_cq;   /* this engine's first CQ in the step's count */
+	uint32_t empty_n;	/* empty:N */
+	uint32_t p99_target_us; /* adaptive */
+	bool solicited;		/* arm for solicited completions only */
+	bool nonblock;		/* O_NONBLOCK channels served with epoll */
+	bool channel_per_cq;	/* else all CQs share one channel */
+	int32_t comp_vector;	/* -1: CQ i on vector (first_cq + i) mod N */
+	unsigned first_cq;	/* this engine's first CQ in the step's count */
 	int cpu;	/* --cpu: its irq and softirq are reported; -1 none */
 	int timeout_ms; /* no completion for this long: CQP_E_TIMEOUT */
 	unsigned port;	/* -i: errors of other ports are not the run's */
@@ -65,6 +70,11 @@ struct cqp_comp_counters {
 	 * time spent waiting for a CQ another thread was draining. */
 	uint64_t foreign_completions;
 	uint64_t lock_waits, lock_wait_ns;
+	/* The policy's (cqp_cost's has_policy figures). */
+	uint64_t spin_ns, naps, spells;
+	struct cqp_gaps budgets; /* each spell's, unweighted */
+	/* --poll-batch auto: polls that found work, and their batches. */
+	uint64_t batch_polls, batch_sum, batch_max;
 };
 
 struct cqp_comp;
@@ -109,6 +119,13 @@ struct cqp_comp {
 	 * (mlx5 has no timer then), so a sleep lasts at most this long
 	 * before the CQs are polled again; 0: sleeps end by events. */
 	uint64_t residue_ns;
+	/* The policy and its idle spell: started at spell_ns, its last
+	 * empty poll at spell_last_ns, empty_run polls so far. */
+	struct cqp_policy pol;
+	bool in_spell;
+	uint64_t spell_ns, spell_last_ns, empty_run;
+	uint64_t last_comp_ns; /* gaps: the last completion's time */
+	uint32_t batch;	       /* the poll batch (auto: its current size) */
 };
 
 /* How often the peer watch looks: after this much silence, then at this

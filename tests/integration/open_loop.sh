@@ -59,6 +59,26 @@ check "burst:32 in event mode: more than one completion per server wakeup" \
 	json_check "$WORK/burst.json" 'r["server"]["compl_per_wakeup"] > 1 and
 	 d["params"]["arrival"] == "burst:32"' || show "$WORK/burst.err"
 
+# onoff:100,200: 7 ON windows of R/10 requests, about 2 s.  The schedule,
+# not the guest's pace: scheduled times in 10 ms bins from the first hold
+# R/100 in ON (bins 0..9 of each 30) and none in OFF.
+lat onoff --rate "$rate" --arrival onoff:100,200 -n $((rate * 7 / 10)) \
+	--warmup 0 --samples "$WORK/onoff.csv"
+check "onoff:100,200: ~R/100 a 10 ms bin while ON, none while OFF" python3 -c '
+import csv, json, sys
+rate = int(sys.argv[3])
+t = [int(r["scheduled_ns"]) for r in csv.DictReader(open(sys.argv[1]))]
+bins = [0] * 191 # the last: anything past the 7th ON window
+for x in t:
+    bins[min((x - t[0]) // 10000000, 190)] += 1
+on = [c for b, c in enumerate(bins[:190]) if b % 30 < 10]
+off = [c for b, c in enumerate(bins) if b % 30 >= 10]
+print("# onoff: ON bins hold %d..%d, OFF bins %d" % (min(on), max(on), sum(off)))
+sys.exit(len(t) != rate * 7 // 10 or sum(off) or
+         any(abs(c - rate / 100) > 2 for c in on) or
+         json.load(open(sys.argv[2]))["params"]["arrival"] != "onoff:100,200")' \
+	"$WORK/onoff.csv" "$WORK/onoff.json" "$rate" || show "$WORK/onoff.err"
+
 # A sleeping load: the client waits on its channel until a reply comes
 # or its next request is due, and keeps the rate all the same.
 client_event() { lat client-event --rate "$rate" -n $((rate * 3)) --cq-mode poll --client-cq-mode event; }
