@@ -68,7 +68,7 @@ for t in build/tests/*.trs; do
 done
 took check
 
-step distcheck make -C build distcheck
+step distcheck make -C build -j"$(nproc)" distcheck
 # The packages, from the tarball distcheck made (scripts/test-packages.sh).
 tarball=$(find build -maxdepth 1 -name 'cqperf-*.tar.gz' | head -n 1)
 step package-deb scripts/test-packages.sh deb "$tarball"

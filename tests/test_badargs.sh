@@ -129,6 +129,13 @@ bad cq_event_lat --arrival "fixed, poisson, burst:N" --rate 1k --arrival burst
 bad cq_event_lat --arrival "fixed, poisson, burst:N" --rate 1k --arrival poisson:3
 bad cq_event_lat --arrival "onoff:ON_MS,OFF_MS (each 1..60000)" --rate 100 --arrival onoff:5
 bad cq_event_lat --arrival "1.1..10" --rate 100 --arrival pareto:0.5
+# The completion policies (cqperf(7) POLICIES).
+bad cq_poll_bw --cq-mode "N of empty:N must be 1..1000000" --cq-mode empty:0
+bad cq_event_lat --compare-modes "N of empty:N must be 1..1000000" --compare-modes poll,empty:0
+bad cq_event_lat --compare-modes "is not a completion mode" --compare-modes=poll,spin
+bad cq_event_lat --p99-target "give --cq-mode adaptive" --p99-target 100
+bad cq_poll_bw --p99-target "1..10000000" --cq-mode adaptive --p99-target 0
+bad cq_poll_bw --poll-batch "1..4096 or auto" --poll-batch 0
 bad cq_event_lat --rate "" --arrival poisson
 bad cq_event_lat --rates "must increase" --rates 5k,1k
 bad cq_event_lat --rates "1..100000000" --rates 1k,0

@@ -532,6 +532,9 @@ static void test_policies(void)
 	CHECK(parse_for(&c, lat, "--compare-modes --rate 1k") == 0 &&
 	      c.compare_modes && c.rate == 1000);
 	CHECK(parse_for(&c, lat, "--compare-modes=poll,spin") == -CQP_E_USAGE);
+	/* A list meant as one is refused, not taken for the HOST. */
+	CHECK(parse_for(&c, lat, "--compare-modes poll,spin") == -CQP_E_USAGE);
+	CHECK(parse_for(&c, lat, "--compare-modes empty:0 h") == -CQP_E_USAGE);
 	CHECK(parse_for(&c, lat, "--compare-modes=poll,poll") == -CQP_E_USAGE);
 	CHECK(parse_for(&c, lat,
 			"--cq-mode empty:8 --compare-modes "

@@ -1425,14 +1425,17 @@ static int set_modes(const struct cqp_option *o, struct cqp_params *p,
 	return 0;
 }
 
-/* Whether val is a list of modes: the argument after --compare-modes is
- * its list only then, else it is the HOST. */
+/* Whether val is meant as a list of modes: the argument after
+ * --compare-modes is its list when it is one, or has a comma or an
+ * "empty:" (no host has), else it is the HOST. */
 static bool is_modes_list(const struct cqp_option *o, const char *val)
 {
 	struct cqp_params scratch;
 
 	memset(&scratch, 0, sizeof(scratch));
-	return val && val[0] != '-' && set_modes(o, &scratch, val) == 0;
+	return val && val[0] != '-' &&
+	       (strchr(val, ',') || strncmp(val, "empty:", 6) == 0 ||
+		set_modes(o, &scratch, val) == 0);
 }
 
 /* C1,C2,... with ranges A-B: distinct CPUs this machine has, at most

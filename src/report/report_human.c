@@ -411,18 +411,21 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 		cqp_text_printf(out, "  inline %" PRIu32, d->inline_size);
 	cqp_text_printf(out, "%c", '\n');
 	if (p && tool_uses(r->tool, offsetof(struct cqp_params, cq_mode))) {
-		char spins[96];
+		char spins[96], batch[16], mode[32];
 
 		cqp_option_format(cqp_option_find("spin-us"), p, spins,
 				  sizeof(spins));
-		cqp_text_printf(
-		    out,
-		    " Completions: mode %s  poll batch %" PRIu32
-		    "  ack batch %" PRIu32 "  spin %s"
-		    " us  solicited %s  nonblock %s",
-		    p->compare_modes ? "per row" : cqp_cq_mode_name(p->cq_mode),
-		    p->poll_batch, p->ack_batch, spins,
-		    p->solicited ? "on" : "off", p->nonblock ? "on" : "off");
+		cqp_option_format(cqp_option_find("poll-batch"), p, batch,
+				  sizeof(batch));
+		cqp_mode_word(p, p->cq_mode, mode, sizeof(mode));
+		cqp_text_printf(out,
+				" Completions: mode %s  poll batch %s"
+				"  ack batch %" PRIu32 "  spin %s"
+				" us  solicited %s  nonblock %s",
+				p->compare_modes ? "per row" : mode, batch,
+				p->ack_batch, spins,
+				p->solicited ? "on" : "off",
+				p->nonblock ? "on" : "off");
 		if (p->cq_mod_count)
 			cqp_text_printf(
 			    out, "  CQ moderation %" PRIu32 "/%" PRIu32 " us",

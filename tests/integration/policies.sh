@@ -81,4 +81,12 @@ check "--poll-batch auto: the batch grows beyond 16" json_check \
 	 max(r["client"]["batch_max"], r["server"]["batch_max"]) > 16' ||
 	show "$WORK/auto.json" "$WORK/auto.json.err"
 stop_server
+
+# UD reaps through the same engine.
+serve ud_send_bw 20
+client "$WORK/ud.json" --cq-mode timer -s 1024 -n 1000 --output json
+check "ud_send_bw timer: counters add up" json_check "$WORK/ud.json" \
+	'r["server"]["completions"] > 0 and (lambda s: '"$adds_up"')(r["server"])' ||
+	show "$WORK/ud.json.err"
+stop_server
 finish

@@ -37,7 +37,8 @@ if [ -n "${CQPERF_ASAN_BIN:-}" ] && [ -x "$CQPERF_ASAN_BIN/cq_poll_bw" ]; then
 			--cq-mode "$mode" -s 4096 -n 500 -q 2 --output json
 	done
 	pair "asan-bw-threads" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" \
-		--threads 2 -q 2 --cq-mode event -s 1024 -n 200 --output json
+		--threads 2 -q 2 --cq-mode ski --poll-batch auto -s 1024 \
+		-n 200 --output json
 	pair "asan-bw-shared" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" \
 		--threads 2 --shared-channel --cq-mode hybrid -a -n 4 -r 8
 	pair "asan-bw-all" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" -a -n 2 \
@@ -59,8 +60,10 @@ if [ -n "${CQPERF_ASAN_BIN:-}" ] && [ -x "$CQPERF_ASAN_BIN/cq_poll_bw" ]; then
 	pair "asan-lat-verbs-open" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" \
 		--verbs write,read --rates 1k --compare-modes -s 64 -n 100 \
 		--output json
+	# Every completion policy (cqperf(7) POLICIES) on the server.
 	pair "asan-lat-open" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" \
-		--compare-modes --rate 2k --arrival burst:8 -n 400 -H \
+		--compare-modes poll,event,hybrid,empty:8,timer,ski:rand,adaptive \
+		--p99-target 50 --rate 2k --arrival burst:8 -n 400 -H \
 		--client-cq-mode hybrid \
 		--samples /dev/null --output json
 	for mode in poll event hybrid; do
@@ -109,7 +112,8 @@ if command -v valgrind >/dev/null; then
 		--verbs send,write-imm,write,read,atomic -s 8 -n 30 \
 		--warmup 5 --verify --output json
 	pair "valgrind-lat-open" "$vg" "$vg" "$CQPERF_BIN/cq_event_lat" \
-		--rate 500 --arrival poisson -n 200 --warmup 10 --output json
+		--rate 500 --arrival pareto:1.5 --cq-mode timer \
+		--client-cq-mode adaptive -n 200 --warmup 10 --output json
 	pair "valgrind-ud-bw" "$vg" "$vg" "$CQPERF_BIN/ud_send_bw" \
 		--cq-mode event -s 1024 -n 200 -q 2 --srq --verify --output json
 	pair "valgrind-ud-bw-cm" "$vg" "$vg" "$CQPERF_BIN/ud_send_bw" \
