@@ -39,9 +39,11 @@ if [ -n "${CQPERF_ASAN_BIN:-}" ] && [ -x "$CQPERF_ASAN_BIN/cq_poll_bw" ]; then
 	pair "asan-bw-threads" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" \
 		--threads 2 -q 2 --cq-mode ski --poll-batch auto -s 1024 \
 		-n 200 --output json
+	# -a: a warm-up of 2 sends a size, not 128 (a GiB a QP at 8 MiB).
 	pair "asan-bw-shared" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" \
-		--threads 2 --shared-channel --cq-mode hybrid -a -n 4 -r 8
-	pair "asan-bw-all" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" -a -n 2 \
+		--threads 2 --shared-channel --cq-mode hybrid -a -n 4 -r 8 \
+		--warmup 2
+	pair "asan-bw-all" "" "" "$CQPERF_ASAN_BIN/cq_poll_bw" -a -n 2 --warmup 2 \
 		--cq-mode event --nonblock --channel-per-cq -q 2
 	pair "asan-lat-modes" "" "" "$CQPERF_ASAN_BIN/cq_event_lat" \
 		--compare-modes --idle-sec 1 -H --project 10g -n 300 --output json
