@@ -200,6 +200,8 @@ static void test_latency_tool(void)
 	    {"--warmup", "0", 0},
 	    {"--warmup", "-1", -CQP_E_USAGE},
 	    {"--qps", "2", -CQP_E_USAGE}, /* one QP ping-pongs */
+	    {"--signal-every", "8", 0},
+	    {"--signal-every", "17", -CQP_E_USAGE}, /* above --tx-depth 16 */
 	};
 
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

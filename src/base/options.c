@@ -364,10 +364,11 @@ const struct cqp_option cqp_options[] = {
      .max = 32768,
      .def = 1,
      .argname = "N",
-     .tools = BW_TOOLS,
+     .tools = BW_TOOLS | CQP_TOOL_CQ_EVENT_LAT,
      .flags = NEG,
      .help = "request a send completion every N messages (selective "
-	     "signaling)"},
+	     "signaling; cq_event_lat: at most the requests in flight, and "
+	     "READs and atomics always)"},
     {.name = "qps",
      .short_name = 'q',
      .type = CQP_OPT_U32,

@@ -23,6 +23,9 @@ struct lat_thread {
 	unsigned qp;
 	struct cqp_lat_rec rec;
 	uint32_t outstanding; /* sends not yet completed */
+	/* --signal-every: sends since the last signaled one, and the
+	 * interval (never above the requests that can be in flight). */
+	uint32_t unsignaled, sig_every;
 	/* Client, open loop: each request in flight, by sequence % window. */
 	uint64_t (*slot)[2]; /* scheduled and posted ns */
 	/* Messages received and not yet handled (their immediate data),
@@ -66,6 +69,7 @@ static int thread_init(struct lat_thread *t, struct cqp_run *run,
 	if (!t->pending || (run->is_client && !t->slot))
 		return cqp_fail(CQP_E_NOMEM, "no memory for %u requests",
 				t->cap);
+	t->sig_every = p->signal_every < t->cap ? p->signal_every : t->cap;
 	return 0;
 }
 
@@ -115,9 +119,11 @@ static void teardown(struct cqp_run *run, void *ctx)
 	cqp_rc_teardown(&c->rc);
 }
 
-/* One ping or pong by the step's verb: always signaled, and a SEND or a
- * write-imm solicited so that a peer armed for solicited events wakes
- * for it and for nothing else. */
+/* One ping or pong by the step's verb, a SEND or a write-imm solicited
+ * so that a peer armed for solicited events wakes for it and for nothing
+ * else.  Signaled every --signal-every sends (the last of a step, and
+ * READs and atomics, whose completion is the reply, always): a signaled
+ * send's wr_id is how many sends its completion retires. */
 static int post_msg(struct lat_thread *c, uint32_t verb, uint64_t size,
 		    uint32_t imm)
 {
@@ -128,7 +134,12 @@ static int post_msg(struct lat_thread *c, uint32_t verb, uint64_t size,
 
 	cqp_verb_prep(verb, &rc->vq[c->qp], (uint32_t)size, imm,
 		      size <= rc->inline_granted, &wr, sge);
-	wr.send_flags |= IBV_SEND_SIGNALED;
+	if (++c->unsignaled >= c->sig_every || imm == CQP_IMM_END ||
+	    cqp_verb_passive(verb)) {
+		wr.send_flags |= IBV_SEND_SIGNALED;
+		wr.wr_id = c->unsignaled;
+		c->unsignaled = 0;
+	}
 	if (cqp_verb_target_cq(verb))
 		wr.send_flags |= IBV_SEND_SOLICITED;
 	err = ibv_post_send(rc->qps[c->qp], &wr, &bad);
@@ -156,7 +167,7 @@ static int make_room(struct lat_thread *c, uint32_t tx_depth)
 				return cqp_fail(
 				    CQP_E_PROTO,
 				    "an unexpected message arrived");
-			c->outstanding--;
+			c->outstanding -= (uint32_t)wc[k].wr_id;
 		}
 	}
 	return 0;
@@ -178,7 +189,7 @@ static int take_request(struct lat_thread *c, uint32_t tx_depth)
 			return n;
 		for (int k = 0; k < n; k++) {
 			if (!(wc[k].opcode & IBV_WC_RECV)) {
-				c->outstanding--;
+				c->outstanding -= (uint32_t)wc[k].wr_id;
 				continue;
 			}
 			if (c->queued == c->pending_cap)
@@ -384,7 +395,7 @@ static int run_open_client(struct cqp_run *run, struct lat_thread *c,
 			bool recv = wc[k].opcode & IBV_WC_RECV;
 
 			if (!recv)
-				c->outstanding--;
+				c->outstanding -= (uint32_t)wc[k].wr_id;
 			if (recv || cqp_verb_passive(run->verb))
 				replies++;
 			reposts += recv;

@@ -42,6 +42,15 @@ check "--rtt: latencies add up to the run time" json_check "$WORK/rtt.json" \
 check "one-way: latencies add up to half the run time" json_check \
 	"$WORK/oneway.json" 'not d["params"]["rtt"] and 0.35 <= '"$share"' <= 0.51'
 
+# --signal-every 8: a send completion for one ping in 8, which retires
+# the 7 before it; every exchange still done, and the server's
+# completions are its receives and one send in 8 (perftest's way).
+lat sig --cq-mode poll --signal-every 8 -s 4096 -n 400 --warmup 0
+check "--signal-every 8: one send completion in 8" json_check "$WORK/sig.json" \
+	'r["iterations"] == 400 and d["params"]["signal_every"] == 8 and
+	 450 <= r["client"]["completions"] <= 451 and
+	 448 <= r["server"]["completions"] <= 451' || show "$WORK/sig.err"
+
 # Engine options: solicited arming, batched acks, non-blocking channels.
 lat sol --cq-mode event --solicited -n 400
 check "--solicited: at most one wakeup per solicited message" json_check \
