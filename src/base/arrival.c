@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "base/rng.h"
+
 void cqp_arrivals_init(struct cqp_arrivals *a,
 		       const struct cqp_arrival_shape *s, uint64_t rate,
 		       uint64_t start_ns, uint64_t seed)
@@ -25,26 +27,13 @@ void cqp_arrivals_init(struct cqp_arrivals *a,
 	};
 }
 
-/* Uniform in (0, 1]: never 0, so the log below is finite. */
-static double uniform(struct cqp_arrivals *a)
-{
-	uint64_t x = a->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	a->rng = x;
-	return ((double)((x * 0x2545f4914f6cdd1dull) >> 11) + 1.0) /
-	       9007199254740992.0;
-}
-
 /* Offsets from start, not sums of rounded gaps: no drift over a run. */
 static double offset_ns(struct cqp_arrivals *a)
 {
 	switch (a->kind) {
 	case CQP_ARRIVAL_POISSON:
 		if (a->n)
-			a->t_ns += -log(uniform(a)) * a->gap_ns;
+			a->t_ns += -log(cqp_uniform(&a->rng)) * a->gap_ns;
 		return a->t_ns;
 	case CQP_ARRIVAL_BURST:
 		return (double)(a->n / a->burst) * a->burst * a->gap_ns;
@@ -59,7 +48,8 @@ static double offset_ns(struct cqp_arrivals *a)
 	}
 	case CQP_ARRIVAL_PARETO:
 		if (a->n)
-			a->t_ns += a->xm_ns / pow(uniform(a), a->inv_alpha);
+			a->t_ns +=
+			    a->xm_ns / pow(cqp_uniform(&a->rng), a->inv_alpha);
 		return a->t_ns;
 	default:
 		return (double)a->n * a->gap_ns;

@@ -1317,30 +1317,53 @@ static int set_spins(const struct cqp_option *o, struct cqp_params *p,
 	return 0;
 }
 
+/* An item's index (0..31) in a list option, or a failure naming it. */
+typedef int item_fn(const struct cqp_option *o, struct cqp_params *p,
+		    const char *item);
+
+/* A comma list of items, each once: the mask of their indexes. */
+static int list_mask(const struct cqp_option *o, struct cqp_params *p,
+		     const char *val, item_fn *index, uint32_t *mask)
+{
+	char buf[256], *items[LIST_MAX];
+	unsigned n;
+
+	*mask = 0;
+	if (!split_list(val, buf, sizeof(buf), items, &n))
+		return bad_value(o, val, "is not a comma-separated list");
+	for (unsigned k = 0; k < n; k++) {
+		int i = index(o, p, items[k]);
+
+		if (i < 0)
+			return i;
+		if (*mask & 1u << i)
+			return cqp_fail(CQP_E_USAGE, "--%s: %s is there twice",
+					o->name, items[k]);
+		*mask |= 1u << i;
+	}
+	return 0;
+}
+
+static int word_index(const struct cqp_option *o, struct cqp_params *p,
+		      const char *item)
+{
+	(void)p;
+	for (int i = 0; o->words[i]; i++)
+		if (strcmp(item, o->words[i]) == 0)
+			return i;
+	return bad_value(o, item, "is not a known word");
+}
+
 /* W1,W2,... of o->words, each once: a mask in the words' order. */
 static int set_words(const struct cqp_option *o, struct cqp_params *p,
 		     const char *val)
 {
-	char buf[128], *items[LIST_MAX];
-	uint32_t mask = 0;
-	unsigned n;
+	uint32_t mask;
+	int rc = list_mask(o, p, val, word_index, &mask);
 
-	if (!split_list(val, buf, sizeof(buf), items, &n))
-		return bad_value(o, val, "is not a comma-separated list");
-	for (unsigned k = 0; k < n; k++) {
-		unsigned i = 0;
-
-		while (o->words[i] && strcmp(items[k], o->words[i]) != 0)
-			i++;
-		if (!o->words[i])
-			return bad_value(o, items[k], "is not a known word");
-		if (mask & 1u << i)
-			return cqp_fail(CQP_E_USAGE, "--%s: %s is there twice",
-					o->name, items[k]);
-		mask |= 1u << i;
-	}
-	*(uint32_t *)field(o, p) = mask;
-	return 0;
+	if (rc == 0)
+		*(uint32_t *)field(o, p) = mask;
+	return rc;
 }
 
 /* One completion mode word, or empty:N (N in o's range, one N a run:
@@ -1396,31 +1419,28 @@ static int set_mode(const struct cqp_option *o, struct cqp_params *p,
 	return 0;
 }
 
+static int mode_index(const struct cqp_option *o, struct cqp_params *p,
+		      const char *item)
+{
+	uint32_t m = parse_mode(o, p, item);
+
+	return m < CQP_CQ__N ? (int)m : bad_mode(o, p, item, m);
+}
+
 /* --compare-modes: true or false (the flag), or a list of modes. */
 static int set_modes(const struct cqp_option *o, struct cqp_params *p,
 		     const char *val)
 {
-	char buf[256], *items[LIST_MAX];
-	uint32_t mask = 0;
-	unsigned n;
+	uint32_t mask;
+	int rc;
 
 	if (!val || strcmp(val, "true") == 0 || strcmp(val, "false") == 0) {
 		p->compare_modes = !val || val[0] == 't';
 		p->compare_list = 0;
 		return 0;
 	}
-	if (!split_list(val, buf, sizeof(buf), items, &n))
-		return bad_value(o, val, "is not a comma-separated list");
-	for (unsigned k = 0; k < n; k++) {
-		uint32_t m = parse_mode(o, p, items[k]);
-
-		if (m >= CQP_CQ__N)
-			return bad_mode(o, p, items[k], m);
-		if (mask & 1u << m)
-			return cqp_fail(CQP_E_USAGE, "--%s: %s is there twice",
-					o->name, items[k]);
-		mask |= 1u << m;
-	}
+	if ((rc = list_mask(o, p, val, mode_index, &mask)) < 0)
+		return rc;
 	p->compare_modes = true;
 	p->compare_list = mask;
 	return 0;

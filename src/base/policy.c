@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/options.h"
+#include "base/rng.h"
 
 unsigned cqp_gaps_bucket(uint64_t ns)
 {
@@ -161,19 +162,6 @@ uint64_t cqp_policy_ski_rand(double wake_ns, double u)
 	return (uint64_t)(wake_ns * log(1.0 + u * (M_E - 1.0)));
 }
 
-/* Uniform in (0, 1] (xorshift64*). */
-static double uniform(struct cqp_policy *p)
-{
-	uint64_t x = p->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	p->rng = x;
-	return ((double)((x * 0x2545f4914f6cdd1dull) >> 11) + 1.0) /
-	       9007199254740992.0;
-}
-
 uint64_t cqp_policy_spell(struct cqp_policy *p)
 {
 	p->napped = false;
@@ -185,7 +173,8 @@ uint64_t cqp_policy_spell(struct cqp_policy *p)
 		p->budget_ns = (uint64_t)p->wake_ns;
 		break;
 	case CQP_CQ_SKI_RAND:
-		p->budget_ns = cqp_policy_ski_rand(p->wake_ns, uniform(p));
+		p->budget_ns =
+		    cqp_policy_ski_rand(p->wake_ns, cqp_uniform(&p->rng));
 		break;
 	case CQP_CQ_ADAPTIVE:
 		p->budget_ns = p->gaps_seen < CQP_POLICY_WARM
