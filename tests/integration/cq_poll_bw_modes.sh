@@ -79,14 +79,21 @@ done
 # One blocking channel of 4 CQs: the events queued behind the one that
 # woke the side are taken with it, not counted as wakeups of their own
 # (each of those would end the next wait at once).  Acked one by one, the
-# events are counted exactly.
-out=$WORK/qps-stale.json
-"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 -q 4 \
-	--cq-mode event --ack-batch 1 -s 1024 -n 300 --output json "$ADDR" \
-	>"$out" 2>"$out.err"
-check "4 QPs on one blocking channel: some wakeups took several events" \
-	json_check "$out" 'r["server"]["completions"] == 1200 and
+# events are counted exactly.  Whether events queue at all is a race
+# (once in a CI run none did): up to three runs, any one showing it;
+# were queued events never taken, no run would.
+stale='r["server"]["completions"] == 1200 and
 	 r["server"]["events_acked"] > r["server"]["wakeups"] > 0'
+out=$WORK/qps-stale.json
+for try in 1 2 3; do
+	"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$port" --timeout 20 -q 4 \
+		--cq-mode event --ack-batch 1 -s 1024 -n 300 --output json \
+		"$ADDR" >"$out" 2>"$out.err"
+	json_check "$out" "$stale" >/dev/null 2>&1 && break
+	echo "# try $try: no wakeup took several events"
+done
+check "4 QPs on one blocking channel: some wakeups took several events" \
+	json_check "$out" "$stale"
 
 # Post lists, selective signaling, solicited events, ack batches.
 out=$WORK/sig.json
