@@ -83,6 +83,16 @@ static int create_channels(struct cqp_comp *c, struct ibv_context *ctx)
 	return c->cfg.nonblock || c->nch > 1 ? watch_channels(c) : 0;
 }
 
+/* A new mode learns afresh (but for the machine's wakeup cost). */
+static void policy_reset(struct cqp_comp *c)
+{
+	cqp_policy_init(&c->pol, c->cfg.mode, c->cfg.empty_n, c->cfg.spin_us,
+			c->cfg.p99_target_us);
+	c->in_spell = false;
+	c->last_comp_ns = 0;
+	c->batch = c->cfg.poll_batch ? c->cfg.poll_batch : CQP_BATCH_AUTO_MIN;
+}
+
 int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
 		    const struct cqp_comp_cfg *cfg, unsigned ncq,
 		    unsigned depth)
@@ -144,9 +154,7 @@ int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
 		}
 	}
 	c->last_ns = cqp_now_ns();
-	c->batch = cfg->poll_batch ? cfg->poll_batch : CQP_BATCH_AUTO_MIN;
-	cqp_policy_init(&c->pol, cfg->mode, cfg->empty_n, cfg->spin_us,
-			cfg->p99_target_us);
+	policy_reset(c);
 	cqp_acct_init(&c->acct, cfg->cpu);
 	return 0;
 fail:
@@ -691,8 +699,9 @@ static int found(struct cqp_comp *c, int n)
 				       (uint32_t)n);
 		c->last_comp_ns = now;
 	}
-	/* No clock read here, on the hot path: the next look at the clock
-	 * dates the progress (see tick). */
+	/* No clock read here on the hot path, but for the policies that
+	 * learn from gaps (above): the next look at the clock dates the
+	 * progress (see tick). */
 	c->progressed = true;
 	return n;
 }
@@ -709,28 +718,20 @@ static int spinning_idle(struct cqp_comp *c)
 	return remaining_ms(c, now) == 0 ? timed_out(c) : 0;
 }
 
-/* This thread's CPU time: a wakeup's cost, for the policies that spin
- * for it. */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Before arming: the CPU clock when the policy learns from wakeups. */
+/* Before arming: this thread's CPU clock when the policy learns what a
+ * wakeup costs. */
 static uint64_t wake_begin(const struct cqp_comp *c)
 {
-	return cqp_policy_wants_wake_cost(&c->pol) ? thread_cpu_ns() : 0;
+	return cqp_policy_wants_wake_cost(&c->pol)
+		   ? cqp_clock_ns(CLOCK_THREAD_CPUTIME_ID)
+		   : 0;
 }
 
 static void wake_end(struct cqp_comp *c, uint64_t cpu0)
 {
 	uint64_t cpu1;
 
-	if (cpu0 && (cpu1 = thread_cpu_ns()) > cpu0)
+	if (cpu0 && (cpu1 = cqp_clock_ns(CLOCK_THREAD_CPUTIME_ID)) > cpu0)
 		cqp_policy_wake_cost(&c->pol, cpu1 - cpu0);
 }
 
@@ -759,7 +760,6 @@ static bool policy_arms(struct cqp_comp *c, uint64_t now, uint64_t until)
 		c->in_spell = true;
 		c->spell_ns = now;
 		c->empty_run = 0;
-		c->cnt.spells++;
 		if (c->cfg.mode != CQP_CQ_EVENT && c->cfg.mode != CQP_CQ_EMPTY)
 			cqp_gaps_add(&c->cnt.budgets, budget, 1);
 	}
@@ -1133,16 +1133,6 @@ void cqp_comp_set_destroy(struct cqp_comp_set *s)
 void cqp_comp_account_peer(struct cqp_comp *c, int pid)
 {
 	cqp_acct_set_peer(&c->acct, pid);
-}
-
-/* A new mode learns afresh (but for the machine's wakeup cost). */
-static void policy_reset(struct cqp_comp *c)
-{
-	cqp_policy_init(&c->pol, c->cfg.mode, c->cfg.empty_n, c->cfg.spin_us,
-			c->cfg.p99_target_us);
-	c->in_spell = false;
-	c->last_comp_ns = 0;
-	c->batch = c->cfg.poll_batch ? c->cfg.poll_batch : CQP_BATCH_AUTO_MIN;
 }
 
 void cqp_comp_set_mode(struct cqp_comp *c, uint32_t mode)

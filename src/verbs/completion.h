@@ -71,7 +71,7 @@ struct cqp_comp_counters {
 	uint64_t foreign_completions;
 	uint64_t lock_waits, lock_wait_ns;
 	/* The policy's (cqp_cost's has_policy figures). */
-	uint64_t spin_ns, naps, spells;
+	uint64_t spin_ns, naps;
 	struct cqp_gaps budgets; /* each spell's, unweighted */
 	/* --poll-batch auto: polls that found work, and their batches. */
 	uint64_t batch_polls, batch_sum, batch_max;
