@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "engine/path.h"
@@ -13,15 +14,34 @@ static uint64_t tails_at(uint64_t buf_size)
 	return (buf_size + 7) / 8 * 8;
 }
 
+/* Where a SEND's receives land: on pages of their own after the send
+ * region (0: in it, for verbs that receive no payload).  Sharing them
+ * made a 4 KiB ping-pong send from the page it had just received into,
+ * moving 64 cache lines between the two CPUs each way per exchange:
+ * +17 % p50 against ib_send_lat, whose receive buffers are apart too. */
+static uint64_t recv_at(uint32_t verbs, uint64_t send_len)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (!(verbs & 1u << CQP_VERB_SEND))
+		return 0;
+	return (send_len + page - 1) / page * page;
+}
+
 /* The verbs' view of QP i's buffer: its tail slots, and no stale bytes
  * where a WRITE's sequence number will be polled. */
 static void verb_qp_init(struct cqp_rc *rc, const struct cqp_params *p,
 			 unsigned i, uint64_t buf_size)
 {
 	struct cqp_verb_qp *q = &rc->vq[i];
+	uint64_t send_len =
+	    tails_at(buf_size) + cqp_verb_extra(rc->verbs, p->tx_depth);
+	uint64_t rat = recv_at(rc->verbs, send_len);
 
 	q->buf = rc->bufs[i].addr;
 	q->lkey = rc->bufs[i].mr->lkey;
+	q->rbuf = q->buf + rat;
+	q->rlen = (uint32_t)(rat ? buf_size : send_len);
 	q->counter_at = tails_at(buf_size);
 	memset(q->buf + q->counter_at, 0, 8);
 	if (!(rc->verbs & 1u << CQP_VERB_WRITE))
@@ -76,8 +96,11 @@ static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
 		rc->inline_granted = i == 0 || granted < rc->inline_granted
 					 ? granted
 					 : rc->inline_granted;
+		uint64_t send_len = tails_at(buf_size) + extra;
+		uint64_t rat = recv_at(rc->verbs, send_len);
+
 		ret = cqp_buf_alloc(&rc->bufs[i], rc->dev.pd,
-				    tails_at(buf_size) + extra, access);
+				    rat ? rat + buf_size : send_len, access);
 		if (ret < 0)
 			return ret;
 		verb_qp_init(rc, p, i, buf_size);
@@ -128,9 +151,10 @@ uint64_t cqp_rc_buf_size(const struct cqp_params *p)
 struct cqp_mem_need cqp_rc_mem_need(const struct cqp_params *p)
 {
 	uint64_t qps = (uint64_t)p->qps * p->nthreads;
+	uint64_t regions = cqp_params_verbs(p) & 1u << CQP_VERB_SEND ? 2 : 1;
 
 	/* A CQ per queue pair, shared by its sends and receives. */
-	return (struct cqp_mem_need){cqp_rc_buf_size(p) * qps,
+	return (struct cqp_mem_need){cqp_rc_buf_size(p) * regions * qps,
 				     cqp_queue_mem(p, qps, qps, qps)};
 }
 
@@ -222,8 +246,8 @@ int cqp_rc_post_recvs(struct cqp_rc *rc, unsigned qp, unsigned count)
 {
 	struct ibv_recv_wr wr[32], *bad;
 	struct ibv_sge sge = {
-	    .addr = (uintptr_t)rc->bufs[qp].addr,
-	    .length = (uint32_t)rc->bufs[qp].len,
+	    .addr = (uintptr_t)rc->vq[qp].rbuf,
+	    .length = rc->vq[qp].rlen,
 	    .lkey = rc->bufs[qp].mr->lkey,
 	};
 

@@ -220,7 +220,8 @@ int cqp_verb_verify_landed(uint32_t verb, struct cqp_verb_qp *q, uint64_t size,
 	}
 	if (verb == CQP_VERB_ATOMIC)
 		return 0;
-	at = cqp_verb_check(q->buf, check, q->vstep, opt_size);
+	at = cqp_verb_check(verb == CQP_VERB_SEND ? q->rbuf : q->buf, check,
+			    q->vstep, opt_size);
 	return at < 0 ? 0 : differs(verb, at, size);
 }
 

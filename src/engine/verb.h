@@ -54,6 +54,8 @@ static inline uint32_t cqp_tail_after(uint64_t from, uint64_t to)
 struct cqp_verb_qp {
 	uint8_t *buf; /* ours, registered with lkey */
 	uint32_t lkey;
+	uint8_t *rbuf; /* where receives land: apart from buf for SEND */
+	uint32_t rlen;
 	uint64_t raddr; /* the peer's buffer */
 	uint32_t rkey;
 	/* After the payload bytes, 8-aligned: the atomics' counter (at
