@@ -26,6 +26,10 @@
 # report of an earlier run's runs.tsv again (summary.json into DIR,
 # default TSV's folder). --timeout: the whole run's (default 1800 s plus
 # 30 s a run).
+# After the pairs, each event-mode case runs each tool's client once more
+# under callgrind at 300 and 1300 exchanges: user-space instructions per
+# exchange (the difference of the Ir totals / 1000), printed after the
+# verdicts and in summary.json under "work" (BENCH_WORK=0: not measured).
 # BENCH_MODES="poll" or "event" measures one mode only (default both).
 # BENCH_VERB=write, read or atomic: cq_event_lat --verb VERB against
 # ib_write_lat, ib_read_lat or ib_atomic_lat (-e in event mode; write: poll

@@ -386,6 +386,48 @@ def summarize(tsv, out, title, key, case, meta, cases="sizes"):
               open(out, "w"), indent=2)
 
 
+def work_per_message(rows, tools, iters):
+    """[{case, TOOL: instructions per message or None, ratio}] from
+    work.tsv's rows (Bench.work): the Ir of the run of iters[1] messages
+    less that of iters[0], over the difference of the counts."""
+    lo, hi = iters
+    out = []
+    for case in distinct(rows, "case"):
+        e = {"case": case}
+        for tool in tools:
+            ir = {r["iters"]: r["ir"] for r in rows
+                  if r["case"] == case and r["tool"] == tool}
+            a, b = ir.get(str(lo), ""), ir.get(str(hi), "")
+            e[tool] = ((int(b) - int(a)) / (hi - lo) if a.isdigit() and
+                       b.isdigit() else None)
+        e["ratio"] = (e["ours"] / e["theirs"] if e.get("ours") and
+                      e.get("theirs") else None)
+        out.append(e)
+    return out
+
+
+def work_report(tsv, out, tools, iters):
+    """The work figure of work.tsv: printed, and into the summary at out
+    as "work"."""
+    with open(tsv) as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    entries = work_per_message(rows, tools, iters)
+    print("user-space instructions per message (callgrind Ir of the client"
+          " process; runs of %d and %d messages, the difference / %d):"
+          % (iters[0], iters[1], iters[1] - iters[0]))
+    for e in entries:
+        print("  %-12s %s  ours/theirs %s" % (e["case"], "  ".join(
+            "%s %s" % (t, fmt(e[t], "%.0f")) for t in tools),
+            fmt(e["ratio"], "%.3f")))
+    with open(out) as f:
+        summary = json.load(f)
+    summary["work"] = {"unit": "user-space instructions per message",
+                       "source": "valgrind --tool=callgrind, client",
+                       "iters": list(iters), "cases": entries}
+    with open(out, "w") as f:
+        json.dump(summary, f, indent=2)
+
+
 def judge_ratio(ratios, base, tol, lower_better):
     """The gate's verdict on paired ratios ours/theirs against BASE (the
     edge of the recorded ratio's interval), with tolerance TOL (0.10):

@@ -30,7 +30,7 @@ import threading
 import time
 
 from cqperfbench import COLUMNS, MIN_PAIRS, PerftestError, perftest_value, \
-    pin, pool, summarize
+    pin, pool, summarize, work_report
 from cqperflib import UsageError, is_num, lookup, wait_listen
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -246,6 +246,8 @@ class Processes:
         self.pin_server, self.pin_client = pin_server, pin_client
         self.server = self.client = self.watcher = None
         self.server_name = ""
+        # A command the client runs under (valgrind for Bench.work).
+        self.client_wrap = []
 
     def spawn(self, argv, log, what):
         with open(log, "w") as out:
@@ -294,7 +296,8 @@ class Processes:
         connection setup."""
         t0 = time.monotonic()
         self.client = self.spawn(
-            ["timeout", str(self.run_timeout)] + self.pin_client + cmd,
+            ["timeout", str(self.run_timeout)] + self.pin_client +
+            self.client_wrap + cmd,
             log + ".client", "%s's client" % name)
         # wait4: the CPU of this child and of what it waited for (the
         # tool under timeout and taskset), not of the server.
@@ -470,6 +473,11 @@ class Bench:
     title = ""
     meta = {}
     cases_key = "cases"
+    # Modes whose cases also get the work figure (Bench.work): where a
+    # client sleeps, so that spinning does not inflate it; () for none.
+    work_modes = ()
+    # The two message counts whose difference leaves setup out.
+    work_iters = (300, 1300)
 
     def __init__(self, env=None, top=TOP, here=HERE):
         self.env = os.environ if env is None else env
@@ -498,7 +506,14 @@ class Bench:
             for c in (self.floor_tool, "ibv_devinfo"):
                 cmds[c] = "scripts/deps.sh installs ibverbs-utils"
         cmds.update(self.more_cmds)
+        if self.work_wanted():
+            cmds["valgrind"] = "scripts/deps.sh installs valgrind"
         return ["build/src/" + self.ours_tool], cmds
+
+    def work_wanted(self):
+        """Whether this run measures the work figure (BENCH_WORK=0:
+        no)."""
+        return bool(self.work_modes) and self.env.get("BENCH_WORK") != "0"
 
     # ---- hooks ----
 
@@ -528,9 +543,13 @@ class Bench:
         raise NotImplementedError
 
     def report(self, tsv, out):
-        """The report of the runs in tsv to stdout, the summary to out."""
+        """The report of the runs in tsv to stdout, the summary to out;
+        with the work figure when work.tsv lies beside tsv."""
         summarize(tsv, out, self.title, self.case_column, self.case_report,
                   self.meta, cases=self.cases_key)
+        work = os.path.join(os.path.dirname(tsv), "work.tsv")
+        if os.path.exists(work):
+            work_report(work, out, self.tools, self.work_iters)
 
     # ---- the inner part: on soft-RoCE ----
 
@@ -554,10 +573,55 @@ class Bench:
                 failed = failed or fields is None
                 self.append_row(tsv, (case, iters, pair, order, tool,
                                       attempts), fields or {})
+            if self.work_wanted():
+                self.work(specs, logs)
         finally:
             self.procs.stop()
         self.report(tsv, os.path.join(self.place.out, "summary.json"))
         return 1 if failed else 0
+
+    def work(self, specs, logs):
+        """Each tool's user-space instructions per message (callgrind's
+        Ir, the client's process) in the cases of work_modes, into
+        work.tsv: two runs of work_iters messages, whose difference
+        leaves setup and teardown out.  A count of instructions, not a
+        time: only the polls a wakeup takes move it, so a change in our
+        own per-message work shows in one run."""
+        path = os.path.join(self.place.out, "work.tsv")
+        write_text(path, "case\ttool\titers\tir\n")
+        for case, _ in specs:
+            if split_case(case)[0] not in self.work_modes:
+                continue
+            for tool in self.tools:
+                for n in self.work_iters:
+                    ir = self.callgrind(tool, case, n, logs)
+                    with open(path, "a") as f:
+                        f.write("%s\t%s\t%d\t%s\n" % (
+                            case, tool, n, "" if ir is None else ir))
+
+    def callgrind(self, tool, case, n, logs):
+        """The Ir total of one run of tool's client under callgrind, or
+        None (said) when the run or the count failed."""
+        log = os.path.join(logs, "%s-%s-work%d" % (tool, case, n))
+        out = log + ".callgrind"
+        # valgrind's own lines apart from the tool's output.
+        self.procs.client_wrap = ["valgrind", "--tool=callgrind",
+                                  "--log-file=" + log + ".valgrind",
+                                  "--callgrind-out-file=" + out]
+        try:
+            getattr(self, "run_" + tool)(case, n, log)
+        except RunFailed as e:
+            self.procs.stop_server()
+            self.say("%s %s under callgrind failed: %s"
+                     % (tool, self.describe(case), e))
+            return None
+        finally:
+            self.procs.client_wrap = []
+        ir = first_match(r"^(?:summary|totals): *([0-9]+)", read_text(out))
+        if ir is None:
+            self.say("%s %s: no Ir total in %s" % (tool, self.describe(case),
+                                                   out))
+        return ir
 
     def append_row(self, tsv, head, fields):
         """A run's line: a failed run has its columns empty."""

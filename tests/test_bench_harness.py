@@ -28,6 +28,7 @@ TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
 TOP = os.path.abspath(TOP)
 sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests")]
+import cqperfbench as cbs  # noqa: E402
 import cqperfbench_run as h  # noqa: E402
 from cqperflib import UsageError  # noqa: E402
 from pycheck import check, finish, load_script  # noqa: E402
@@ -357,7 +358,8 @@ def fake_tree(name):
                  "cm_event_stress"):
         os.symlink(FAKE, os.path.join(top, "build/src", tool))
     for tool in ("ib_send_bw", "ib_send_lat", "ibv_rc_pingpong",
-                 "ibv_ud_pingpong", "ibv_devinfo", "cmtime", "rdma"):
+                 "ibv_ud_pingpong", "ibv_devinfo", "cmtime", "rdma",
+                 "valgrind"):
         os.symlink(FAKE, os.path.join(top, "bin", tool))
     run = os.path.join(top, "scripts", "softroce-run.sh")
     with open(run, "w") as f:
@@ -553,6 +555,31 @@ check("lat: each tool's figures", (by["ours"]["p50_us"],
 check("lat: our CPU figure, ours only", by["ours"]["tool_cpu_s"] ==
       "0.004000" and by["theirs"]["tool_cpu_s"] == "" and
       by["pingpong"]["cpu_s"] != "")
+head, rows = tsv_rows(os.path.join(top, "out", "work.tsv"))
+check("lat: the work figure, event mode: each tool under callgrind at 300"
+      " and 1300 messages", [(r["tool"], r["iters"], r["ir"]) for r in rows]
+      == [("ours", "300", str(250000 + 1700 * 300)),
+          ("ours", "1300", str(250000 + 1700 * 1300)),
+          ("theirs", "300", str(250000 + 1600 * 300)),
+          ("theirs", "1300", str(250000 + 1600 * 1300)),
+          ("pingpong", "300", str(250000 + 1500 * 300)),
+          ("pingpong", "1300", str(250000 + 1500 * 1300))])
+summary = os.path.join(top, "out", "work-summary.json")
+with open(summary, "w") as f:
+    json.dump({"pairs": 3}, f)
+with contextlib.redirect_stdout(io.StringIO()) as report:
+    cbs.work_report(os.path.join(top, "out", "work.tsv"), summary,
+                    bench.tools, bench.work_iters)
+check("lat: the work figure per message, setup left out, in the report",
+      "  event-64     ours 1700  theirs 1600  pingpong 1500  ours/theirs"
+      " 1.062" in report.getvalue())
+with open(summary) as f:
+    work = json.load(f)["work"]
+check("lat: ... and in the summary",
+      work["cases"] == [{"case": "event-64", "ours": 1700.0,
+                         "theirs": 1600.0, "pingpong": 1500.0,
+                         "ratio": 1700 / 1600}] and work["iters"] == [300,
+                                                                       1300])
 cmd = read(os.path.join(top, "out", "logs", "pingpong-event-64-pair1-try1"
                         ".cmd"))
 check("lat: the ping-pong's flags on record, with the port's MTU",
