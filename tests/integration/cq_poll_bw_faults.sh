@@ -69,8 +69,9 @@ limit() { # limit NEEDLE EXPECTED_RC ARGS...
 		show "$WORK/limit.err"
 }
 limit "max-mem" 1 -s 4M
-# Small buffers, large queues: the estimate of the queues counts too.
-limit "needs 4195328 bytes (1024 of buffers, about 4194304 of queues)" 1 \
+# Small buffers, large queues: the estimate of the queues counts too.  A
+# SEND's buffers are two: the one it sends from, the one it receives into.
+limit "needs 4196352 bytes (2048 of buffers, about 4194304 of queues)" 1 \
 	-s 1024 --tx-depth 8192 --rx-depth 8192
 limit "grants at most" 2 -s 64 -I 4000
 limit "CQ moderation" 1 -s 64 --cq-mod 16,10
