@@ -25,10 +25,14 @@ for mode in poll event hybrid; do
 done
 check "poll mode never sleeps" json_check "$WORK/poll-64.json" \
 	'r["client"]["wakeups"] == 0 and r["server"]["wakeups"] == 0'
-check "event mode: about one wakeup per exchange on each side" json_check \
+# At most one wakeup an exchange; fewer where the reply is already in the
+# CQ when a side polls once more before it arms (the client found 527 of
+# its 1000 completions so, with 233 wakeups, once in CI): at least one in
+# five here, where poll mode has none.
+check "event mode: a wakeup for up to every exchange on each side" json_check \
 	"$WORK/event-64.json" \
-	'0.5 * 500 <= r["client"]["wakeups"] <= 1.05 * 500 and
-	 0.5 * 500 <= r["server"]["wakeups"] <= 1.05 * 500'
+	'0.2 * 500 <= r["client"]["wakeups"] <= 1.05 * 500 and
+	 0.2 * 500 <= r["server"]["wakeups"] <= 1.05 * 500'
 check "event mode burns less CPU than poll mode" json_check \
 	"$WORK/event-64.json" 'r["client"]["cpu_pct"] < '"$(json_get "$WORK/poll-64.json" 'r["client"]["cpu_pct"]')"
 # --rtt reports whole round trips: over a run, the latencies add up to
@@ -117,7 +121,9 @@ check "human table: latency columns, one-way note, histogram, projection" \
 fits "cq_event_lat -H --compare-modes --project" "$WORK/human.txt"
 
 stop_server
-check "server stops cleanly on SIGTERM" test "$(grep -c . "$WORK/cq_event_lat.server.err")" -eq 0 ||
+# Its lines are the serving note and one per client (first_contact.sh).
+check "server stops cleanly on SIGTERM" test "$(grep -cvE '^cq_event_lat: (serving on |waiting for a client|client .*: done$)' \
+	"$WORK/cq_event_lat.server.err")" -eq 0 ||
 	show "$WORK/cq_event_lat.server.err"
 
 # A stalled peer while the client sleeps in a blocking ibv_get_cq_event:
