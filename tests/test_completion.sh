@@ -68,6 +68,14 @@ for tool in $tools; do
 		echo "ERROR: $bin --help failed"
 		exit 99
 	}
+	# An option's help folds onto lines indented 31 columns: one line
+	# again, as the blanks it folded at.
+	text=$(printf '%s\n' "$text" | awk '
+		substr($0, 1, 31) ~ /^ +$/ && substr($0, 32, 1) != " " {
+			prev = prev " " substr($0, 32); next
+		}
+		{ if (NR > 1) print prev; prev = $0 }
+		END { print prev }')
 	longs[$tool]=" "
 	shorts[$tool]=" "
 	while IFS= read -r line; do

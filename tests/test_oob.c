@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -1052,6 +1053,22 @@ static void *server_main(void *arg)
 	return NULL;
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* SIGALRM at the thread *arg after 300 ms: a process-wide signal could
+ * land on another of the test's threads. */
+static void *alarm_main(void *arg)
+{
+	struct timespec ts = {0, 300000000};
+
+	nanosleep(&ts, NULL);
+	pthread_kill(*(pthread_t *)arg, SIGALRM);
+	return NULL;
+}
+
 static void test_tcp(void)
 {
 	struct server s = {.lfd = -1};
@@ -1077,7 +1094,7 @@ static void test_tcp(void)
 	CHECK_ERR(cqp_oob_listen(port, &lfd2), CQP_E_NET, "already in use");
 
 	pthread_create(&th, NULL, server_main, &s);
-	CHECK_OK(cqp_oob_connect("127.0.0.1", port, 3000, &c));
+	CHECK_OK(cqp_oob_connect("127.0.0.1", port, 3000, NULL, &c));
 	snprintf(want, sizeof(want), "127.0.0.1:%u", port);
 	CHECK_STR(c.peer, want);
 	CHECK_OK(cqp_session_hello(&c, "cq_poll_bw", "0.1.0"));
@@ -1104,14 +1121,34 @@ static void test_tcp(void)
 	t0 = mono_ms();
 	snprintf(want, sizeof(want),
 		 "could not connect to 127.0.0.1:%u within 500 ms", port);
-	CHECK_ERR(cqp_oob_connect("127.0.0.1", port, 500, &c), CQP_E_NET, want);
+	CHECK_ERR(cqp_oob_connect("127.0.0.1", port, 500, NULL, &c), CQP_E_NET,
+		  want);
 	el = mono_ms() - t0;
 	CHECK(el >= 480 && el < 3000);
 	if (!(el >= 480 && el < 3000))
 		fprintf(stderr, "  connect gave up after %" PRId64 " ms\n", el);
 
-	CHECK_ERR(cqp_oob_connect("no-such-host.invalid", port, 300, &c),
+	CHECK_ERR(cqp_oob_connect("no-such-host.invalid", port, 300, NULL, &c),
 		  CQP_E_NET, "cannot resolve host no-such-host.invalid");
+
+	/* A signal while retrying ends the wait as what it is, not as the
+	 * deadline (issue 32: SIGTERM after 5 s said "within 30 s"). */
+	struct sigaction sa = {.sa_handler = on_alarm}, old;
+	pthread_t me = pthread_self(), killer;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old);
+	pthread_create(&killer, NULL, alarm_main, &me);
+	t0 = mono_ms();
+	snprintf(want, sizeof(want),
+		 "interrupted while waiting for the server on 127.0.0.1:%u",
+		 port);
+	CHECK_ERR(cqp_oob_connect("127.0.0.1", port, 3000, NULL, &c),
+		  CQP_E_INTERRUPTED, want);
+	el = mono_ms() - t0;
+	CHECK(el >= 250 && el < 1500);
+	pthread_join(killer, NULL);
+	sigaction(SIGALRM, &old, NULL);
 }
 
 /* ---- the server's side of a session against hand-made clients ----- */
@@ -1133,7 +1170,7 @@ static void *hostile_main(void *arg)
 	char buf[1024];
 	uint32_t len;
 
-	h->rc = cqp_oob_connect("127.0.0.1", h->port, 3000, &o);
+	h->rc = cqp_oob_connect("127.0.0.1", h->port, 3000, NULL, &o);
 	if (h->rc < 0)
 		return NULL;
 	o.timeout_ms = 5000;

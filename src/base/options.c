@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "base/arrival.h"
@@ -55,6 +56,7 @@ static const char *const arrival_words[] = {"fixed", "poisson", "burst",
 
 const struct cqp_option cqp_options[] = {
     {.name = "ib-dev",
+     .group = CQP_G_CONNECTION,
      .short_name = 'd',
      .type = CQP_OPT_STR,
      .offset = OFF(ib_dev),
@@ -63,6 +65,7 @@ const struct cqp_option cqp_options[] = {
      .tools = ALL,
      .help = "RDMA device to use (default: the first one)"},
     {.name = "ib-port",
+     .group = CQP_G_CONNECTION,
      .short_name = 'i',
      .type = CQP_OPT_U32,
      .offset = OFF(ib_port),
@@ -73,6 +76,7 @@ const struct cqp_option cqp_options[] = {
      .tools = RDMA_TOOLS,
      .help = "port of the RDMA device"},
     {.name = "gid-index",
+     .group = CQP_G_CONNECTION,
      .short_name = 'x',
      .type = CQP_OPT_I32,
      .offset = OFF(gid_index),
@@ -84,6 +88,7 @@ const struct cqp_option cqp_options[] = {
      .help = "GID index (-1: the GID of the oob connection's address, else"
 	     " RoCEv2 IPv4-mapped, ...)"},
     {.name = "sl",
+     .group = CQP_G_CONNECTION,
      .type = CQP_OPT_U32,
      .offset = OFF(sl),
      .max = 15,
@@ -93,6 +98,7 @@ const struct cqp_option cqp_options[] = {
      .help = "service level of every packet (InfiniBand; on RoCE the VLAN "
 	     "priority where the driver maps it)"},
     {.name = "tclass",
+     .group = CQP_G_CONNECTION,
      .type = CQP_OPT_U32,
      .offset = OFF(tclass),
      .max = 255,
@@ -102,6 +108,7 @@ const struct cqp_option cqp_options[] = {
      .help = "traffic class of the GRH; on RoCE v2 the IP DSCP and ECN "
 	     "bits (DSCP 26: 104)"},
     {.name = "pkey-index",
+     .group = CQP_G_CONNECTION,
      .type = CQP_OPT_U32,
      .offset = OFF(pkey_index),
      .max = 65535,
@@ -109,6 +116,7 @@ const struct cqp_option cqp_options[] = {
      .tools = RDMA_TOOLS,
      .help = "P_Key table index of the queue pairs"},
     {.name = "port",
+     .group = CQP_G_CONNECTION,
      .short_name = 'p',
      .type = CQP_OPT_U32,
      .offset = OFF(port),
@@ -119,6 +127,7 @@ const struct cqp_option cqp_options[] = {
      .tools = ALL,
      .help = "TCP port of the out-of-band channel"},
     {.name = "size",
+     .group = CQP_G_TRAFFIC,
      .short_name = 's',
      .type = CQP_OPT_SIZE,
      .offset = OFF(size),
@@ -130,6 +139,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "message size in bytes (K, M, G suffixes)"},
     {.name = "all",
+     .group = CQP_G_TRAFFIC,
      .short_name = 'a',
      .type = CQP_OPT_FLAG,
      .offset = OFF(all),
@@ -139,6 +149,7 @@ const struct cqp_option cqp_options[] = {
      .help = "every power of two from 2 bytes to 8 MiB (or the device's "
 	     "maximum), a row each"},
     {.name = "iters",
+     .group = CQP_G_TRAFFIC,
      .short_name = 'n',
      .type = CQP_OPT_U64,
      .offset = OFF(iters),
@@ -150,6 +161,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "messages (or exchanges) per size"},
     {.name = "duration",
+     .group = CQP_G_TRAFFIC,
      .short_name = 'D',
      .type = CQP_OPT_U32,
      .offset = OFF(duration_s),
@@ -161,6 +173,7 @@ const struct cqp_option cqp_options[] = {
      .help = "run each size for SEC seconds (after the warm-up) instead of"
 	     " --iters"},
     {.name = "warmup",
+     .group = CQP_G_TRAFFIC,
      .type = CQP_OPT_U64,
      .offset = OFF(warmup),
      .max = 1000000000,
@@ -170,6 +183,7 @@ const struct cqp_option cqp_options[] = {
      .help = "exchanges (cq_poll_bw: sends per QP, with --iters) before "
 	     "the measured ones, left out of every figure"},
     {.name = "samples",
+     .group = CQP_G_OUTPUT,
      .type = CQP_OPT_STR,
      .offset = OFF(samples),
      .str_cap = sizeof(((struct cqp_params *)0)->samples),
@@ -179,6 +193,7 @@ const struct cqp_option cqp_options[] = {
 	     "(seq, scheduled, posted and completed ns, latency, size, "
 	     "mode)"},
     {.name = "rate",
+     .group = CQP_G_OPEN_LOOP,
      .type = CQP_OPT_RATE,
      .offset = OFF(rate),
      .min = 1,
@@ -191,6 +206,7 @@ const struct cqp_option cqp_options[] = {
 	     "not wait for replies; latency counts from each request's "
 	     "scheduled time"},
     {.name = "arrival",
+     .group = CQP_G_OPEN_LOOP,
      .type = CQP_OPT_ARRIVAL,
      .offset = OFF(arrival),
      .min = 1,
@@ -204,6 +220,7 @@ const struct cqp_option cqp_options[] = {
 	     "s), onoff:ON_MS,OFF_MS (rate R for ON_MS, then none for "
 	     "OFF_MS) or pareto:ALPHA (heavy-tailed gaps of mean 1/R)"},
     {.name = "rates",
+     .group = CQP_G_OPEN_LOOP,
      .type = CQP_OPT_RATES,
      .offset = OFF(rates),
      .min = 1,
@@ -215,6 +232,7 @@ const struct cqp_option cqp_options[] = {
 	     " optionally ending in max (the closed-loop rate, measured "
 	     "first)"},
     {.name = "client-cq-mode",
+     .group = CQP_G_COMPLETION,
      .type = CQP_OPT_MODE,
      .offset = OFF(client_cq_mode),
      .min = 1,
@@ -226,6 +244,7 @@ const struct cqp_option cqp_options[] = {
      .help = "with --rate or --rates: how the client (the load) reaps its "
 	     "replies, a --cq-mode word; --cq-mode is the server's"},
     {.name = "p99-slack",
+     .group = CQP_G_OPEN_LOOP,
      .type = CQP_OPT_U32,
      .offset = OFF(p99_slack),
      .max = 1000,
@@ -236,6 +255,7 @@ const struct cqp_option cqp_options[] = {
      .help = "with --rates and --compare-modes: the strategy at each rate "
 	     "is the cheapest mode whose p99 is within PCT % of the best"},
     {.name = "rtt",
+     .group = CQP_G_OUTPUT,
      .type = CQP_OPT_FLAG,
      .offset = OFF(rtt),
      .max = 1,
@@ -244,6 +264,7 @@ const struct cqp_option cqp_options[] = {
      .help = "report full round trips instead of one-way latency (round "
 	     "trip / 2)"},
     {.name = "histogram",
+     .group = CQP_G_OUTPUT,
      .short_name = 'H',
      .type = CQP_OPT_FLAG,
      .offset = OFF(histogram),
@@ -251,6 +272,7 @@ const struct cqp_option cqp_options[] = {
      .tools = LAT_TOOLS,
      .help = "print an ASCII latency histogram under each row"},
     {.name = "compare-modes",
+     .group = CQP_G_COMPLETION,
      .type = CQP_OPT_MODES,
      .offset = OFF(compare_modes),
      .min = 1,
@@ -262,6 +284,7 @@ const struct cqp_option cqp_options[] = {
      .help = "run each mode of LIST (--cq-mode words; default poll,event,"
 	     "hybrid) back to back, a row per mode"},
     {.name = "p99-target",
+     .group = CQP_G_COMPLETION,
      .type = CQP_OPT_U32,
      .offset = OFF(p99_target_us),
      .min = 1,
@@ -273,6 +296,7 @@ const struct cqp_option cqp_options[] = {
 	     "at most 0.5 % of the gaps between completions (the p99 stays a "
 	     "spinning one)"},
     {.name = "idle-sec",
+     .group = CQP_G_OPEN_LOOP,
      .type = CQP_OPT_U32,
      .offset = OFF(idle_sec),
      .min = 1,
@@ -283,6 +307,7 @@ const struct cqp_option cqp_options[] = {
      .help = "after the traffic, measure each side's CPU over SEC seconds "
 	     "with the connection up and idle"},
     {.name = "project",
+     .group = CQP_G_OPEN_LOOP,
      .type = CQP_OPT_RATE,
      .offset = OFF(project_bps),
      .min = 1000,
@@ -294,6 +319,7 @@ const struct cqp_option cqp_options[] = {
 	     "(bandwidth tools: the receiver's; with --rate, also its "
 	     "model checked against the run)"},
     {.name = "tx-depth",
+     .group = CQP_G_TRAFFIC,
      .short_name = 't',
      .type = CQP_OPT_U32,
      .offset = OFF(tx_depth),
@@ -305,6 +331,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "send queue depth (work requests in flight)"},
     {.name = "rx-depth",
+     .group = CQP_G_TRAFFIC,
      .short_name = 'r',
      .type = CQP_OPT_U32,
      .offset = OFF(rx_depth),
@@ -316,6 +343,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "receive queue depth (receives kept posted)"},
     {.name = "cq-depth",
+     .group = CQP_G_COMPLETION,
      .type = CQP_OPT_U32,
      .offset = OFF(cq_depth),
      .min = 1,
@@ -325,6 +353,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "completion queue depth (default: tx-depth + rx-depth)"},
     {.name = "inline",
+     .group = CQP_G_TRAFFIC,
      .short_name = 'I',
      .type = CQP_OPT_I32,
      .offset = OFF(inline_size),
@@ -336,6 +365,7 @@ const struct cqp_option cqp_options[] = {
      .help = "max inline data; an explicit size the device will not grant "
 	     "is an error (default: what the device grants up to 236)"},
     {.name = "mtu",
+     .group = CQP_G_CONNECTION,
      .short_name = 'm',
      .type = CQP_OPT_U32,
      .offset = OFF(mtu),
@@ -347,6 +377,7 @@ const struct cqp_option cqp_options[] = {
      .help = "path MTU: 256, 512, 1024, 2048 or 4096, at most both ports' "
 	     "active MTU (default: the smaller)"},
     {.name = "post-list",
+     .group = CQP_G_TRAFFIC,
      .short_name = 'l',
      .type = CQP_OPT_U32,
      .offset = OFF(post_list),
@@ -358,6 +389,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "work requests chained in one post call"},
     {.name = "signal-every",
+     .group = CQP_G_TRAFFIC,
      .type = CQP_OPT_U32,
      .offset = OFF(signal_every),
      .min = 1,
@@ -370,6 +402,7 @@ const struct cqp_option cqp_options[] = {
 	     "signaling; cq_event_lat: at most the requests in flight, and "
 	     "READs and atomics always)"},
     {.name = "qps",
+     .group = CQP_G_TRAFFIC,
      .short_name = 'q',
      .type = CQP_OPT_U32,
      .offset = OFF(qps),
@@ -381,6 +414,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "queue pairs, each with its own CQ"},
     {.name = "threads",
+     .group = CQP_G_THREADS,
      .type = CQP_OPT_U32,
      .offset = OFF(nthreads),
      .min = 1,
@@ -392,6 +426,7 @@ const struct cqp_option cqp_options[] = {
      .help = "benchmark threads on each side, on one device context: each "
 	     "with its own QPs (-q each), CQs and completion channel"},
     {.name = "shared-channel",
+     .group = CQP_G_THREADS,
      .type = CQP_OPT_FLAG,
      .offset = OFF(shared_channel),
      .max = 1,
@@ -401,6 +436,7 @@ const struct cqp_option cqp_options[] = {
 	     "completion channel that all of them sleep on (event and "
 	     "hybrid modes)"},
     {.name = "channel-per-cq",
+     .group = CQP_G_THREADS,
      .type = CQP_OPT_FLAG,
      .offset = OFF(channel_per_cq),
      .max = 1,
@@ -409,6 +445,7 @@ const struct cqp_option cqp_options[] = {
      .help = "give every CQ its own completion channel instead of sharing "
 	     "one"},
     {.name = "cq-mode",
+     .group = CQP_G_COMPLETION,
      .type = CQP_OPT_MODE,
      .offset = OFF(cq_mode),
      .min = 1,
@@ -425,6 +462,7 @@ const struct cqp_option cqp_options[] = {
 	     "POLICIES); mem: spin on the buffer's last bytes (--verb "
 	     "write's target)"},
     {.name = "verb",
+     .group = CQP_G_TRAFFIC,
      .type = CQP_OPT_ENUM,
      .offset = OFF(verb),
      .max = CQP_VERB__N - 1,
@@ -437,6 +475,7 @@ const struct cqp_option cqp_options[] = {
 	     "completion), write (it polls memory), read or atomic (its CPU "
 	     "takes no part; fetch-and-add, 8 bytes)"},
     {.name = "verbs",
+     .group = CQP_G_TRAFFIC,
      .type = CQP_OPT_WORDS,
      .offset = OFF(verbs),
      .max = CQP_VERB__N - 1,
@@ -448,6 +487,7 @@ const struct cqp_option cqp_options[] = {
 	     "write, read, atomic (with --compare-modes each in every mode "
 	     "it allows)"},
     {.name = "poll-batch",
+     .group = CQP_G_COMPLETION,
      .type = CQP_OPT_U32,
      .offset = OFF(poll_batch),
      .min = 1,
@@ -460,6 +500,7 @@ const struct cqp_option cqp_options[] = {
 	     "16, doubled after a full poll up to 1024, halved below 85 % "
 	     "(perftest 6.27's dynamic polling)"},
     {.name = "ack-batch",
+     .group = CQP_G_COMPLETION,
      .type = CQP_OPT_U32,
      .offset = OFF(ack_batch),
      .min = 1,
@@ -470,6 +511,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "completion events acknowledged per ibv_ack_cq_events call"},
     {.name = "spin-us",
+     .group = CQP_G_COMPLETION,
      .type = CQP_OPT_SPINS,
      .offset = OFF(spin_us),
      .max = 10000000,
@@ -480,6 +522,7 @@ const struct cqp_option cqp_options[] = {
      .help = "hybrid: keep polling this long after the last completion "
 	     "before sleeping; a list runs each hybrid row once per budget"},
     {.name = "solicited",
+     .group = CQP_G_COMPLETION,
      .type = CQP_OPT_FLAG,
      .offset = OFF(solicited),
      .max = 1,
@@ -488,6 +531,7 @@ const struct cqp_option cqp_options[] = {
      .help = "arm CQs for solicited completions only (senders set the "
 	     "solicited flag)"},
     {.name = "nonblock",
+     .group = CQP_G_COMPLETION,
      .type = CQP_OPT_FLAG,
      .offset = OFF(nonblock),
      .max = 1,
@@ -496,6 +540,7 @@ const struct cqp_option cqp_options[] = {
      .help = "non-blocking completion channel served with epoll and a "
 	     "timeout"},
     {.name = "cq-mod",
+     .group = CQP_G_COMPLETION,
      .type = CQP_OPT_CQMOD,
      .min = 1,
      .max = 65535,
@@ -504,6 +549,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "hardware CQ moderation via ibv_modify_cq (USEC 0..65535)"},
     {.name = "qkey",
+     .group = CQP_G_CONNECTION,
      .type = CQP_OPT_U32,
      .offset = OFF(qkey),
      .max = 0x7fffffff,
@@ -514,6 +560,7 @@ const struct cqp_option cqp_options[] = {
      .help = "Q_Key of the UD QPs (keys with the top bit set are "
 	     "privileged)"},
     {.name = "srq",
+     .group = CQP_G_TRAFFIC,
      .type = CQP_OPT_FLAG,
      .offset = OFF(srq),
      .max = 1,
@@ -522,6 +569,7 @@ const struct cqp_option cqp_options[] = {
      .help = "post the receiving side's receives on one shared receive "
 	     "queue for all its QPs"},
     {.name = "verify",
+     .group = CQP_G_TRAFFIC,
      .type = CQP_OPT_FLAG,
      .offset = OFF(verify),
      .max = 1,
@@ -531,6 +579,7 @@ const struct cqp_option cqp_options[] = {
 	     "that the receiver checks (RC: at each step's end; atomics: "
 	     "the peer's count); a mismatch fails the run"},
     {.name = "rdma-cm",
+     .group = CQP_G_CONNECTION,
      .type = CQP_OPT_FLAG,
      .offset = OFF(rdma_cm),
      .max = 1,
@@ -539,6 +588,7 @@ const struct cqp_option cqp_options[] = {
      .help = "set the UD path up through RDMA CM (RDMA_PS_UDP) instead of "
 	     "exchanging QP numbers over TCP"},
     {.name = "mcast",
+     .group = CQP_G_CONNECTION,
      .type = CQP_OPT_STR,
      .offset = OFF(mcast),
      .str_cap = sizeof(((struct cqp_params *)0)->mcast),
@@ -548,6 +598,7 @@ const struct cqp_option cqp_options[] = {
      .help = "send to this multicast group; the server's QPs join it "
 	     "(ff0e::1, or ::ffff:239.1.1.1 on RoCE v2)"},
     {.name = "cm-addr",
+     .group = CQP_G_CONNECTION,
      .type = CQP_OPT_STR,
      .offset = OFF(cm_addr),
      .str_cap = sizeof(((struct cqp_params *)0)->cm_addr),
@@ -556,6 +607,7 @@ const struct cqp_option cqp_options[] = {
      .help = "RDMA CM: the server's address on the RDMA network, where "
 	     "HOST (the TCP channel's) is another"},
     {.name = "retry-us",
+     .group = CQP_G_TRAFFIC,
      .type = CQP_OPT_U32,
      .offset = OFF(retry_us),
      .min = 1000,
@@ -567,6 +619,7 @@ const struct cqp_option cqp_options[] = {
      .help = "deadline of one exchange; a datagram lost on the way is "
 	     "retried and counted"},
     {.name = "connections",
+     .group = CQP_G_TRAFFIC,
      .short_name = 'c',
      .type = CQP_OPT_U32,
      .offset = OFF(connections),
@@ -578,6 +631,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "connections per round"},
     {.name = "concurrency",
+     .group = CQP_G_TRAFFIC,
      .type = CQP_OPT_U32,
      .offset = OFF(concurrency),
      .min = 1,
@@ -588,6 +642,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "connections in flight at once"},
     {.name = "rounds",
+     .group = CQP_G_TRAFFIC,
      .type = CQP_OPT_U32,
      .offset = OFF(rounds),
      .min = 1,
@@ -598,6 +653,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "rounds of connect, traffic and disconnect"},
     {.name = "msgs",
+     .group = CQP_G_TRAFFIC,
      .type = CQP_OPT_U32,
      .offset = OFF(msgs),
      .max = 4096,
@@ -607,6 +663,7 @@ const struct cqp_option cqp_options[] = {
      .help = "small sends on each connection between connect and "
 	     "disconnect"},
     {.name = "no-qp",
+     .group = CQP_G_TRAFFIC,
      .type = CQP_OPT_FLAG,
      .offset = OFF(no_qp),
      .max = 1,
@@ -614,6 +671,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "connect without QPs: the cost of RDMA CM alone"},
     {.name = "reject-pct",
+     .group = CQP_G_TRAFFIC,
      .type = CQP_OPT_U32,
      .offset = OFF(reject_pct),
      .max = 100,
@@ -623,6 +681,7 @@ const struct cqp_option cqp_options[] = {
      .help = "the server rejects this share of requests, with private data"
 	     " in the reject"},
     {.name = "cm-mode",
+     .group = CQP_G_COMPLETION,
      .type = CQP_OPT_ENUM,
      .offset = OFF(cm_mode),
      .max = 2,
@@ -634,6 +693,7 @@ const struct cqp_option cqp_options[] = {
 	     "(poll, drained to EAGAIN each wakeup) or batch (take up to "
 	     "--cm-batch, ack, then process copies)"},
     {.name = "cm-batch",
+     .group = CQP_G_COMPLETION,
      .type = CQP_OPT_U32,
      .offset = OFF(cm_batch),
      .min = 1,
@@ -644,6 +704,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "batch mode: events taken and acked per pass"},
     {.name = "threads",
+     .group = CQP_G_THREADS,
      .type = CQP_OPT_U32,
      .offset = OFF(threads),
      .max = 64,
@@ -653,6 +714,7 @@ const struct cqp_option cqp_options[] = {
      .help = "worker threads that process event copies while the event "
 	     "thread alone acks (0: the event thread processes)"},
     {.name = "retries",
+     .group = CQP_G_TRAFFIC,
      .type = CQP_OPT_U32,
      .offset = OFF(retries),
      .max = 100,
@@ -662,6 +724,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "retries of a failed address or route resolution"},
     {.name = "cm-timeout-ms",
+     .group = CQP_G_TRAFFIC,
      .type = CQP_OPT_U32,
      .offset = OFF(cm_timeout_ms),
      .min = 10,
@@ -672,6 +735,7 @@ const struct cqp_option cqp_options[] = {
      .flags = NEG,
      .help = "timeout given to rdma_resolve_addr and rdma_resolve_route"},
     {.name = "output",
+     .group = CQP_G_OUTPUT,
      .type = CQP_OPT_ENUM,
      .offset = OFF(output),
      .max = 2,
@@ -681,12 +745,14 @@ const struct cqp_option cqp_options[] = {
      .tools = ALL,
      .help = "report format: human, json or csv"},
     {.name = "report-gbits",
+     .group = CQP_G_OUTPUT,
      .type = CQP_OPT_FLAG,
      .offset = OFF(report_gbits),
      .max = 1,
      .tools = BW_TOOLS,
      .help = "report bandwidth in Gb/s instead of MB/s"},
     {.name = "wide",
+     .group = CQP_G_OUTPUT,
      .type = CQP_OPT_FLAG,
      .offset = OFF(wide),
      .max = 1,
@@ -694,12 +760,15 @@ const struct cqp_option cqp_options[] = {
      .help = "human report: each row with its cost on one line (the layout "
 	     "before 100 columns), for scripts that read the text"},
     {.name = "quiet",
+     .group = CQP_G_OUTPUT,
      .type = CQP_OPT_FLAG,
      .offset = OFF(quiet),
      .max = 1,
      .tools = ALL,
-     .help = "no progress line on stderr, even on a terminal"},
+     .help = "nothing on stderr but errors: no progress line, no "
+	     "server's serving lines, no client's note while it waits"},
     {.name = "timeout",
+     .group = CQP_G_CONNECTION,
      .type = CQP_OPT_U32,
      .offset = OFF(timeout_s),
      .min = 1,
@@ -709,12 +778,14 @@ const struct cqp_option cqp_options[] = {
      .tools = ALL,
      .help = "deadline for every wait on the peer"},
     {.name = "persistent",
+     .group = CQP_G_CONNECTION,
      .type = CQP_OPT_FLAG,
      .offset = OFF(persistent),
      .max = 1,
      .tools = ALL,
      .help = "server: keep serving clients until interrupted"},
     {.name = "max-mem",
+     .group = CQP_G_CONNECTION,
      .type = CQP_OPT_SIZE,
      .offset = OFF(max_mem),
      .min = MIB,
@@ -725,6 +796,7 @@ const struct cqp_option cqp_options[] = {
      .help = "server: most memory (buffers and queues) a client may make "
 	     "it allocate"},
     {.name = "max-run-sec",
+     .group = CQP_G_CONNECTION,
      .type = CQP_OPT_U32,
      .offset = OFF(max_run_s),
      .max = 86400,
@@ -733,6 +805,7 @@ const struct cqp_option cqp_options[] = {
      .help = "server: end a client's run still going after SEC seconds (0:"
 	     " no limit)"},
     {.name = "comp-vector",
+     .group = CQP_G_THREADS,
      .type = CQP_OPT_I32,
      .offset = OFF(comp_vector),
      .min = -1,
@@ -742,6 +815,7 @@ const struct cqp_option cqp_options[] = {
      .help = "completion vector (interrupt) for the CQs; auto (-1): every "
 	     "thread's CQs round robin over the device's vectors"},
     {.name = "cpu",
+     .group = CQP_G_THREADS,
      .type = CQP_OPT_CPUS,
      .offset = OFF(cpu),
      .max = 4095,
@@ -751,6 +825,7 @@ const struct cqp_option cqp_options[] = {
      .help = "pin the benchmark thread to this CPU; with --threads a list "
 	     "(2,3 or 2-5): thread i on the i-th"},
     {.name = "per-thread",
+     .group = CQP_G_THREADS,
      .type = CQP_OPT_FLAG,
      .offset = OFF(per_thread),
      .max = 1,
@@ -758,6 +833,7 @@ const struct cqp_option cqp_options[] = {
      .help = "human report: each thread's figures under the table "
 	     "(--threads)"},
     {.name = "clock",
+     .group = CQP_G_OUTPUT,
      .type = CQP_OPT_ENUM,
      .offset = OFF(clock),
      .max = 3,
@@ -768,11 +844,13 @@ const struct cqp_option cqp_options[] = {
 	     "kernel's clocksource (auto), always (tsc, force-tsc: without "
 	     "the checks), or clock_gettime (monotonic)"},
     {.name = "help",
+     .group = CQP_G_OUTPUT,
      .short_name = 'h',
      .type = CQP_OPT_HELP,
      .tools = ALL,
      .help = "print this help and exit"},
     {.name = "version",
+     .group = CQP_G_OUTPUT,
      .short_name = 'V',
      .type = CQP_OPT_VERSION,
      .tools = ALL,
@@ -1792,41 +1870,100 @@ static void default_text(const struct cqp_option *o, const struct cqp_params *d,
 	}
 }
 
+/* --help's width: the terminal's, else 80 (piped, or too narrow to
+ * read at all). */
+static unsigned help_width(FILE *out)
+{
+	struct winsize ws;
+	int fd = fileno(out);
+
+	if (fd >= 0 && isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 &&
+	    ws.ws_col >= 60)
+		return ws.ws_col;
+	return 80;
+}
+
+/* text from column `at` on, folded at blanks within width and going on
+ * in column `indent`; a word longer than a line has one of its own. */
+static void fold(FILE *out, const char *text, unsigned at, unsigned indent,
+		 unsigned width)
+{
+	unsigned col = at;
+	bool first = true;
+
+	while (*text) {
+		size_t len = strcspn(text, " ");
+
+		if (!first && col + 1 + len > width) {
+			fprintf(out, "\n%*s", (int)indent, "");
+			col = indent;
+			first = true;
+		}
+		fprintf(out, "%s%.*s", first ? "" : " ", (int)len, text);
+		col += (first ? 0 : 1) + (unsigned)len;
+		first = false;
+		text += len;
+		text += strspn(text, " ");
+	}
+	fputc('\n', out);
+}
+
+static const char *const group_names[CQP_G__N] = {
+    [CQP_G_CONNECTION] = "Connection", [CQP_G_TRAFFIC] = "Traffic",
+    [CQP_G_COMPLETION] = "Completion", [CQP_G_OPEN_LOOP] = "Open loop",
+    [CQP_G_THREADS] = "Threads",       [CQP_G_OUTPUT] = "Output",
+};
+
+static void usage_option(const struct cqp_option *o, const struct cqp_params *d,
+			 unsigned width, FILE *out)
+{
+	/* --rates' default and range: a few dozen characters. */
+	char left[64], def[64], range[96], text[640];
+	bool modes = o->type == CQP_OPT_MODES;
+	int n;
+
+	snprintf(left, sizeof(left), "%c%c%s--%s%s%s%s",
+		 o->short_name ? '-' : ' ', o->short_name ? o->short_name : ' ',
+		 o->short_name ? ", " : "  ", o->name,
+		 takes_arg(o) ? "="
+		 : modes      ? "[="
+			      : "",
+		 takes_arg(o) || modes ? o->argname : "", modes ? "]" : "");
+	n = snprintf(text, sizeof(text), "%s", o->help);
+	if ((takes_arg(o) || modes) && o->type != CQP_OPT_STR && n > 0 &&
+	    (size_t)n < sizeof(text)) {
+		default_text(o, d, def, sizeof(def));
+		format_range(o, range, sizeof(range));
+		snprintf(text + n, sizeof(text) - (size_t)n,
+			 " [%s; default %s]", range, def);
+	}
+	n = fprintf(out, "  %-28s ", left);
+	fold(out, text, n > 0 ? (unsigned)n : 0, 31, width);
+}
+
 void cqp_params_usage(enum cqp_tool tool, FILE *out)
 {
 	struct cqp_params d;
 	const char *name = cqp_tool_name(tool);
+	unsigned width = help_width(out);
 
 	cqp_params_defaults(&d, tool);
 	fprintf(out,
 		"Usage: %s [OPTIONS]         serve (wait for a client)\n"
 		"       %s [OPTIONS] HOST    run against the server on HOST\n"
-		"The server takes the test parameters from the client.\n\n"
-		"Options:\n",
+		"The server takes the test parameters from the client.\n",
 		name, name);
-	for (const struct cqp_option *o = cqp_options; o->name; o++) {
-		char left[64], def[64], range[96];
+	for (unsigned g = 0; g < CQP_G__N; g++) {
+		bool heading = false;
 
-		if (!(o->tools & tool))
-			continue;
-		snprintf(left, sizeof(left), "%c%c%s--%s%s%s%s",
-			 o->short_name ? '-' : ' ',
-			 o->short_name ? o->short_name : ' ',
-			 o->short_name ? ", " : "  ", o->name,
-			 takes_arg(o)		    ? "="
-			 : o->type == CQP_OPT_MODES ? "[="
-						    : "",
-			 takes_arg(o) || o->type == CQP_OPT_MODES ? o->argname
-								  : "",
-			 o->type == CQP_OPT_MODES ? "]" : "");
-		fprintf(out, "  %-28s %s", left, o->help);
-		if ((takes_arg(o) || o->type == CQP_OPT_MODES) &&
-		    o->type != CQP_OPT_STR) {
-			default_text(o, &d, def, sizeof(def));
-			format_range(o, range, sizeof(range));
-			fprintf(out, " [%s; default %s]", range, def);
+		for (const struct cqp_option *o = cqp_options; o->name; o++) {
+			if (!(o->tools & tool) || o->group != g)
+				continue;
+			if (!heading)
+				fprintf(out, "\n%s:\n", group_names[g]);
+			heading = true;
+			usage_option(o, &d, width, out);
 		}
-		fputc('\n', out);
 	}
 }
 
@@ -2217,13 +2354,15 @@ int cqp_params_validate(const struct cqp_params *p, enum cqp_tool tool)
 	return 0;
 }
 
-void cqp_params_encode(const struct cqp_params *p, enum cqp_tool tool,
-		       struct cqp_kv_writer *w)
+/* Calls fn for each negotiated option of tool whose value in p differs
+ * from the default, with its text. */
+static void each_asked(const struct cqp_params *p, enum cqp_tool tool,
+		       void (*fn)(void *, const struct cqp_option *,
+				  const char *),
+		       void *arg)
 {
 	struct cqp_params d;
 
-	/* Only what differs from the defaults travels: the server starts
-	 * from the same defaults (the hello checked both run one version). */
 	cqp_params_defaults(&d, tool);
 	for (const struct cqp_option *o = cqp_options; o->name; o++) {
 		/* --rates: 16 rates of up to 9 digits and their commas. */
@@ -2234,8 +2373,53 @@ void cqp_params_encode(const struct cqp_params *p, enum cqp_tool tool,
 		cqp_option_format(o, p, mine, sizeof(mine));
 		cqp_option_format(o, &d, def, sizeof(def));
 		if (strcmp(mine, def) != 0)
-			cqp_kv_add_str(w, o->name, mine);
+			fn(arg, o, mine);
 	}
+}
+
+static void encode_one(void *w, const struct cqp_option *o, const char *val)
+{
+	cqp_kv_add_str(w, o->name, val);
+}
+
+void cqp_params_encode(const struct cqp_params *p, enum cqp_tool tool,
+		       struct cqp_kv_writer *w)
+{
+	/* Only what differs from the defaults travels: the server starts
+	 * from the same defaults (the hello checked both run one version). */
+	each_asked(p, tool, encode_one, w);
+}
+
+struct asked_text {
+	char *buf;
+	size_t cap, len;
+};
+
+static void asked_one(void *arg, const struct cqp_option *o, const char *val)
+{
+	struct asked_text *t = arg;
+	bool flag = o->type == CQP_OPT_FLAG && strcmp(val, "true") == 0;
+	int n;
+
+	if (t->len >= t->cap)
+		return;
+	n = snprintf(t->buf + t->len, t->cap - t->len, "%s--%s%s%s",
+		     t->len ? " " : "", o->name, flag ? "" : " ",
+		     flag ? "" : val);
+	t->len += n > 0 ? (size_t)n : 0;
+}
+
+void cqp_params_asked(const struct cqp_params *p, enum cqp_tool tool, char *buf,
+		      size_t cap)
+{
+	struct asked_text t = {buf, cap, 0};
+
+	buf[0] = '\0';
+	each_asked(p, tool, asked_one, &t);
+	if (t.len >= cap && cap > 4)
+		memcpy(buf + cap - 4, "...", 4);
+	else if (!t.len)
+		snprintf(buf, cap, "%s", "the defaults");
 }
 
 struct decode_ctx {

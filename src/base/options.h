@@ -196,9 +196,21 @@ enum cqp_opt_flags {
 	CQP_OPTF_AUTO = 1u << 1,       /* U32: "auto" is 0 */
 };
 
+/* --help's headings, in its order. */
+enum cqp_opt_group {
+	CQP_G_CONNECTION,
+	CQP_G_TRAFFIC,
+	CQP_G_COMPLETION,
+	CQP_G_OPEN_LOOP,
+	CQP_G_THREADS,
+	CQP_G_OUTPUT,
+	CQP_G__N
+};
+
 struct cqp_option {
 	const char *name; /* long name, without "--" */
-	char short_name;  /* 0 = none */
+	enum cqp_opt_group group;
+	char short_name; /* 0 = none */
 	enum cqp_opt_type type;
 	size_t offset;	/* into struct cqp_params */
 	size_t str_cap; /* CQP_OPT_STR: buffer size */
@@ -317,5 +329,10 @@ void cqp_params_encode(const struct cqp_params *p, enum cqp_tool tool,
 		       struct cqp_kv_writer *w);
 int cqp_params_decode(struct cqp_params *p, enum cqp_tool tool,
 		      const char *text, size_t len);
+/* What a client asked of a server, for its log: the negotiated options
+ * off their defaults as "--size 4096 --iters 1500" (a flag bare; "..."
+ * where cut), or "the defaults". */
+void cqp_params_asked(const struct cqp_params *p, enum cqp_tool tool, char *buf,
+		      size_t cap);
 
 #endif

@@ -21,6 +21,7 @@
 #include "base/progress.h"
 #include "report/results.h"
 #include "engine/workers.h"
+#include "verbs/verbs.h"
 
 #define MAX_SIZES 64
 /* Rows of one run: sizes (or rates) x modes, with each spin budget of
@@ -706,11 +707,53 @@ static void run_limit_end(timer_t *t, bool armed)
 		stop_flag = 0;
 }
 
+/* Before it listens, a server opens what a client will get: a device
+ * that is not there, a port that is down or no RDMA device at all then
+ * fails where it was typed, not on the client's node.  Then it says what
+ * it serves (stderr; not with --quiet). */
+static int serve_check(const struct cqp_bench_ops *ops,
+		       const struct cqp_params *p)
+{
+	struct cqp_dev d;
+	const char *me = tool_name(ops);
+	int rc = cqp_dev_open(&d, p->ib_dev, p->ib_port ? p->ib_port : 1,
+			      p->gid_index, NULL);
+
+	if (rc < 0)
+		return rc;
+	if (!p->quiet)
+		fprintf(stderr,
+			"%s: serving on %s port %u (%s%sGID %d %s), TCP %u\n"
+			"%s: waiting for a client (Ctrl-C to stop)\n",
+			me, d.info.name, d.info.port, d.info.gid_type,
+			d.info.gid_type[0] ? ", " : "", d.info.gid_index,
+			d.info.gid, p->port, me);
+	cqp_dev_close(&d);
+	return 0;
+}
+
+/* One line per client served (stderr; not with --quiet): who, what it
+ * asked for; a failed run has its own line (the error). */
+static void say_served(const struct cqp_bench_ops *ops,
+		       const struct cqp_params *p, const struct cqp_session *s)
+{
+	char asked[256];
+
+	if (p->quiet)
+		return;
+	cqp_params_asked(p, ops->tool, asked, sizeof(asked));
+	fprintf(stderr, "%s: client %s (%s): done\n", tool_name(ops),
+		s->oob.peer, asked);
+}
+
 static int server(const struct cqp_bench_ops *ops, struct cqp_params *p)
 {
 	struct cqp_session s;
-	int rc = cqp_session_listen(&s, p, ops->tool);
+	int rc = serve_check(ops, p);
 
+	if (rc < 0)
+		return rc;
+	rc = cqp_session_listen(&s, p, ops->tool);
 	if (rc < 0) {
 		cqp_session_close(&s);
 		return rc;
@@ -733,6 +776,8 @@ static int server(const struct cqp_bench_ops *ops, struct cqp_params *p)
 			if (rc == 0)
 				rc = run_session(ops, &run);
 			run_limit_end(&limit, armed);
+			if (rc == 0)
+				say_served(ops, p, &s);
 		}
 		cqp_session_end(&s);
 		if (!p->persistent ||

@@ -124,12 +124,13 @@ static int64_t deadline_after(int timeout_ms)
 	return timeout_ms > 0 ? now_ms() + timeout_ms : -1;
 }
 
-static void sleep_ms(int64_t ms)
+/* false when a signal cut it short: our only signals are SIGINT and
+ * SIGTERM (see wait_fd). */
+static bool sleep_ms(int64_t ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
 
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	return nanosleep(&ts, &ts) == 0;
 }
 
 /* "300 ms", "5 s", "2.5 s" */
@@ -440,7 +441,9 @@ static int connect_once(const struct addrinfo *ai, int64_t deadline, int *err)
 		}
 		r = wait_fd(fd, POLLOUT, deadline);
 		if (r <= 0) {
-			*err = r == 0 ? ETIMEDOUT : EIO;
+			*err = r == 0				    ? ETIMEDOUT
+			       : cqp_errcode() == CQP_E_INTERRUPTED ? EINTR
+								    : EIO;
 			close(fd);
 			return -1;
 		}
@@ -460,13 +463,37 @@ static int connect_once(const struct addrinfo *ai, int64_t deadline, int *err)
 	return fd;
 }
 
+/* The client's one note while it retries, and its end by a signal. */
+static void say_retrying(const char *note_as, const char *where, int timeout_ms)
+{
+	char d[32];
+
+	if (!note_as)
+		return;
+	if (timeout_ms > 0)
+		fprintf(stderr, "%s: no server on %s yet; retrying for %s\n",
+			note_as, where, fmt_duration(d, sizeof(d), timeout_ms));
+	else
+		fprintf(stderr, "%s: no server on %s yet; retrying\n", note_as,
+			where);
+}
+
+static int interrupted(struct addrinfo *res, const char *where)
+{
+	freeaddrinfo(res);
+	return cqp_fail(CQP_E_INTERRUPTED,
+			"interrupted while waiting for the server on %s",
+			where);
+}
+
 int cqp_oob_connect(const char *host, uint16_t port, int timeout_ms,
-		    struct cqp_oob *o)
+		    const char *note_as, struct cqp_oob *o)
 {
 	int64_t deadline = deadline_after(timeout_ms);
 	struct addrinfo hints, *res = NULL;
 	char serv[8], where[300], d[32];
 	int rc, err = 0;
+	bool noted = false;
 
 	format_host_port(where, sizeof(where), host, port);
 	snprintf(serv, sizeof(serv), "%u", port);
@@ -484,7 +511,9 @@ int cqp_oob_connect(const char *host, uint16_t port, int timeout_ms,
 					host,
 					rc == EAI_SYSTEM ? strerror(errno)
 							 : gai_strerror(rc));
-		sleep_ms(RETRY_MS);
+		if (!sleep_ms(RETRY_MS))
+			return cqp_fail(CQP_E_INTERRUPTED,
+					"interrupted while resolving %s", host);
 	}
 
 	for (;;) {
@@ -507,6 +536,8 @@ int cqp_oob_connect(const char *host, uint16_t port, int timeout_ms,
 			 * "no IPv6 here" of a secondary address. */
 			if (!err || e != EAFNOSUPPORT)
 				err = e;
+			if (e == EINTR)
+				return interrupted(res, where);
 			if (connect_retryable(e))
 				retry = true;
 		}
@@ -515,7 +546,11 @@ int cqp_oob_connect(const char *host, uint16_t port, int timeout_ms,
 		left = deadline < 0 ? RETRY_MS : deadline - now_ms();
 		if (left <= 0)
 			break;
-		sleep_ms(left < RETRY_MS ? left : RETRY_MS);
+		if (!noted)
+			say_retrying(note_as, where, timeout_ms);
+		noted = true;
+		if (!sleep_ms(left < RETRY_MS ? left : RETRY_MS))
+			return interrupted(res, where);
 	}
 	freeaddrinfo(res);
 	if (timeout_ms > 0)

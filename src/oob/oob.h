@@ -49,9 +49,11 @@ int cqp_oob_listen(uint16_t port, int *lfd);
 /* Wait up to timeout_ms (<= 0: forever) for one client. */
 int cqp_oob_accept(int lfd, int timeout_ms, struct cqp_oob *o);
 /* Client side: resolve host, retry the connect until timeout_ms passes
- * (the server may still be starting), then fail naming host:port. */
+ * (the server may still be starting), then fail naming host:port; a
+ * signal ends the wait as CQP_E_INTERRUPTED.  note_as: the program name
+ * for one note on stderr when it starts retrying (NULL: none). */
 int cqp_oob_connect(const char *host, uint16_t port, int timeout_ms,
-		    struct cqp_oob *o);
+		    const char *note_as, struct cqp_oob *o);
 /* Wrap an already connected socket (tests use socketpair). */
 void cqp_oob_from_fd(struct cqp_oob *o, int fd, int timeout_ms,
 		     const char *peer);

@@ -146,8 +146,11 @@ int cqp_session_connect(struct cqp_session *s, struct cqp_params *p,
 	rc = init(s, p, tool, true);
 	if (rc < 0)
 		return rc;
-	rc = cqp_oob_connect(p->host, (uint16_t)p->port,
-			     (int)p->timeout_s * 1000, &s->oob);
+	/* The note is for a person waiting at a terminal. */
+	rc = cqp_oob_connect(
+	    p->host, (uint16_t)p->port, (int)p->timeout_s * 1000,
+	    !p->quiet && isatty(STDERR_FILENO) ? cqp_tool_name(tool) : NULL,
+	    &s->oob);
 	if (rc < 0)
 		return rc;
 	rc = cqp_session_hello(&s->oob, cqp_tool_name(tool), CQP_VERSION);

@@ -176,9 +176,13 @@ static int open_by_name(struct cqp_dev *d, const char *name)
 	if (!list || n == 0) {
 		if (list)
 			ibv_free_device_list(list);
-		return cqp_fail(CQP_E_NODEV,
-				"no RDMA device found (is rdma_rxe or a NIC "
-				"driver loaded? see scripts/softroce-run.sh)");
+		return cqp_fail(
+		    CQP_E_NODEV,
+		    "no RDMA device found: load the NIC's driver, or make a "
+		    "soft-RoCE one (modprobe rdma_rxe; rdma link add rxe0 "
+		    "type rxe netdev IFACE); where the kernel has no RDMA, "
+		    "the README's quick start runs one in a guest "
+		    "(scripts/softroce-run.sh)");
 	}
 	for (int i = 0; i < n; i++) {
 		if (!name[0] ||
@@ -236,7 +240,9 @@ int cqp_dev_open(struct cqp_dev *d, const char *name, unsigned port,
 		goto fail;
 	}
 	if (d->port_attr.state != IBV_PORT_ACTIVE) {
-		rc = cqp_fail(CQP_E_DEVICE, "%s port %u is %s, not ACTIVE",
+		rc = cqp_fail(CQP_E_DEVICE,
+			      "%s port %u is %s, not ACTIVE (is its link, or "
+			      "for RoCE its netdev, up?)",
 			      d->info.name, port,
 			      ibv_port_state_str(d->port_attr.state));
 		goto fail;

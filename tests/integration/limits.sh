@@ -78,7 +78,8 @@ good_args() {
 for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat; do
 	start=$(date +%s)
 	port=$(next_port)
-	start_server "$tool" "$port" --persistent --timeout 20 \
+	# --quiet: its log holds only the failures checked below.
+	start_server "$tool" "$port" --persistent --timeout 20 --quiet \
 		--max-mem "$MAXMEM" || not_ok "$tool: server listens"
 	serr=$WORK/$tool.server.err
 	case $tool in ud_*) s=(-s 64) ;; *) s=(-s 1024) ;; esac
