@@ -709,27 +709,35 @@ static void run_limit_end(timer_t *t, bool armed)
 
 /* Before it listens, a server opens what a client will get: a device
  * that is not there, a port that is down or no RDMA device at all then
- * fails where it was typed, not on the client's node.  Then it says what
- * it serves (stderr; not with --quiet). */
-static int serve_check(const struct cqp_bench_ops *ops,
-		       const struct cqp_params *p)
+ * fails where it was typed, not on the client's node.  *dev: what it
+ * found, for say_serving. */
+static int serve_check(const struct cqp_params *p, struct cqp_device_info *dev)
 {
 	struct cqp_dev d;
-	const char *me = tool_name(ops);
 	int rc = cqp_dev_open(&d, p->ib_dev, p->ib_port ? p->ib_port : 1,
 			      p->gid_index, NULL);
 
 	if (rc < 0)
 		return rc;
-	if (!p->quiet)
-		fprintf(stderr,
-			"%s: serving on %s port %u (%s%sGID %d %s), TCP %u\n"
-			"%s: waiting for a client (Ctrl-C to stop)\n",
-			me, d.info.name, d.info.port, d.info.gid_type,
-			d.info.gid_type[0] ? ", " : "", d.info.gid_index,
-			d.info.gid, p->port, me);
+	*dev = d.info;
 	cqp_dev_close(&d);
 	return 0;
+}
+
+/* Once listening: what it serves and where (stderr; not with --quiet). */
+static void say_serving(const struct cqp_bench_ops *ops,
+			const struct cqp_params *p,
+			const struct cqp_device_info *d)
+{
+	const char *me = tool_name(ops);
+
+	if (p->quiet)
+		return;
+	fprintf(stderr,
+		"%s: serving on %s port %u (%s%sGID %d %s), TCP %u\n"
+		"%s: waiting for a client (Ctrl-C to stop)\n",
+		me, d->name, d->port, d->gid_type, d->gid_type[0] ? ", " : "",
+		d->gid_index, d->gid, p->port, me);
 }
 
 /* One line per client served (stderr; not with --quiet): who, what it
@@ -749,7 +757,8 @@ static void say_served(const struct cqp_bench_ops *ops,
 static int server(const struct cqp_bench_ops *ops, struct cqp_params *p)
 {
 	struct cqp_session s;
-	int rc = serve_check(ops, p);
+	struct cqp_device_info dev;
+	int rc = serve_check(p, &dev);
 
 	if (rc < 0)
 		return rc;
@@ -758,6 +767,7 @@ static int server(const struct cqp_bench_ops *ops, struct cqp_params *p)
 		cqp_session_close(&s);
 		return rc;
 	}
+	say_serving(ops, p, &dev);
 	while (!stop_flag) {
 		struct cqp_run run = {
 		    .p = p, .s = &s, .is_client = false, .stop = &stop_flag};
