@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -1058,13 +1059,17 @@ static void on_alarm(int sig)
 	(void)sig;
 }
 
-/* SIGALRM at the thread *arg after 300 ms: a process-wide signal could
- * land on another of the test's threads. */
+static volatile sig_atomic_t alarm_stop;
+
+/* After 300 ms, what a tool's SIGTERM handler does: the flag set, and
+ * SIGALRM at the thread *arg (a process-wide signal could land on
+ * another of the test's threads). */
 static void *alarm_main(void *arg)
 {
 	struct timespec ts = {0, 300000000};
 
 	nanosleep(&ts, NULL);
+	alarm_stop = 1;
 	pthread_kill(*(pthread_t *)arg, SIGALRM);
 	return NULL;
 }
@@ -1135,6 +1140,18 @@ static void test_tcp(void)
 	 * deadline (issue 32: SIGTERM after 5 s said "within 30 s"). */
 	struct sigaction sa = {.sa_handler = on_alarm}, old;
 	pthread_t me = pthread_self(), killer;
+	struct cqp_oob_wait how = {NULL, &alarm_stop};
+	/* A port of our own, bound and not listening: every attempt is
+	 * refused at once, and no other test can listen there meanwhile. */
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sin);
+	int hold = socket(AF_INET, SOCK_STREAM, 0);
+
+	CHECK(hold >= 0 &&
+	      bind(hold, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+	      getsockname(hold, (struct sockaddr *)&sin, &sl) == 0);
+	port = ntohs(sin.sin_port);
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, &old);
@@ -1143,12 +1160,13 @@ static void test_tcp(void)
 	snprintf(want, sizeof(want),
 		 "interrupted while waiting for the server on 127.0.0.1:%u",
 		 port);
-	CHECK_ERR(cqp_oob_connect("127.0.0.1", port, 3000, NULL, &c),
+	CHECK_ERR(cqp_oob_connect("127.0.0.1", port, 3000, &how, &c),
 		  CQP_E_INTERRUPTED, want);
 	el = mono_ms() - t0;
 	CHECK(el >= 250 && el < 1500);
 	pthread_join(killer, NULL);
 	sigaction(SIGALRM, &old, NULL);
+	close(hold);
 }
 
 /* ---- the server's side of a session against hand-made clients ----- */

@@ -658,7 +658,7 @@ static int client(const struct cqp_bench_ops *ops, struct cqp_params *p)
 
 	if (rc < 0)
 		return rc;
-	rc = cqp_session_connect(&s, p, ops->tool);
+	rc = cqp_session_connect(&s, p, ops->tool, &stop_flag);
 
 	if (rc < 0) {
 		cqp_session_abort(&s);

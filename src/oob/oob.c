@@ -487,8 +487,9 @@ static int interrupted(struct addrinfo *res, const char *where)
 }
 
 int cqp_oob_connect(const char *host, uint16_t port, int timeout_ms,
-		    const char *note_as, struct cqp_oob *o)
+		    const struct cqp_oob_wait *how, struct cqp_oob *o)
 {
+	const char *note_as = how ? how->note_as : NULL;
 	int64_t deadline = deadline_after(timeout_ms);
 	struct addrinfo hints, *res = NULL;
 	char serv[8], where[300], d[32];
@@ -520,6 +521,8 @@ int cqp_oob_connect(const char *host, uint16_t port, int timeout_ms,
 		bool retry = false;
 		int64_t left;
 
+		if (how && how->stop && *how->stop)
+			return interrupted(res, where);
 		for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
 			int e = 0, fd = connect_once(ai, deadline, &e);
 

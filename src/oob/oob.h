@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 
 #define CQP_OOB_MAGIC	    0x43515046u /* "CQPF" */
@@ -48,12 +49,20 @@ struct cqp_oob {
 int cqp_oob_listen(uint16_t port, int *lfd);
 /* Wait up to timeout_ms (<= 0: forever) for one client. */
 int cqp_oob_accept(int lfd, int timeout_ms, struct cqp_oob *o);
+/* How a client waits for its server: note_as, the program's name for
+ * one note on stderr when it starts retrying (NULL: none); stop, a flag a
+ * signal handler sets (NULL: none), looked at between attempts, since a
+ * signal that lands outside a blocking call interrupts nothing. */
+struct cqp_oob_wait {
+	const char *note_as;
+	const volatile sig_atomic_t *stop;
+};
 /* Client side: resolve host, retry the connect until timeout_ms passes
  * (the server may still be starting), then fail naming host:port; a
- * signal ends the wait as CQP_E_INTERRUPTED.  note_as: the program name
- * for one note on stderr when it starts retrying (NULL: none). */
+ * signal (EINTR, or *how->stop set) ends the wait as CQP_E_INTERRUPTED.
+ * how may be NULL. */
 int cqp_oob_connect(const char *host, uint16_t port, int timeout_ms,
-		    const char *note_as, struct cqp_oob *o);
+		    const struct cqp_oob_wait *how, struct cqp_oob *o);
 /* Wrap an already connected socket (tests use socketpair). */
 void cqp_oob_from_fd(struct cqp_oob *o, int fd, int timeout_ms,
 		     const char *peer);

@@ -136,8 +136,12 @@ static int init(struct cqp_session *s, struct cqp_params *p, enum cqp_tool tool,
 }
 
 int cqp_session_connect(struct cqp_session *s, struct cqp_params *p,
-			enum cqp_tool tool)
+			enum cqp_tool tool, const volatile sig_atomic_t *stop)
 {
+	/* The note is for a person waiting at a terminal. */
+	struct cqp_oob_wait how = {
+	    !p->quiet && isatty(STDERR_FILENO) ? cqp_tool_name(tool) : NULL,
+	    stop};
 	struct cqp_kv_writer w;
 	char rec[4096];
 	uint32_t len;
@@ -146,11 +150,8 @@ int cqp_session_connect(struct cqp_session *s, struct cqp_params *p,
 	rc = init(s, p, tool, true);
 	if (rc < 0)
 		return rc;
-	/* The note is for a person waiting at a terminal. */
-	rc = cqp_oob_connect(
-	    p->host, (uint16_t)p->port, (int)p->timeout_s * 1000,
-	    !p->quiet && isatty(STDERR_FILENO) ? cqp_tool_name(tool) : NULL,
-	    &s->oob);
+	rc = cqp_oob_connect(p->host, (uint16_t)p->port,
+			     (int)p->timeout_s * 1000, &how, &s->oob);
 	if (rc < 0)
 		return rc;
 	rc = cqp_session_hello(&s->oob, cqp_tool_name(tool), CQP_VERSION);

@@ -30,10 +30,11 @@ struct cqp_mem_need {
 };
 typedef struct cqp_mem_need (*cqp_mem_need_fn)(const struct cqp_params *p);
 
-/* Client: connect (retrying until --timeout), hello, send the negotiated
- * parameters and wait for the server's accept. */
+/* Client: connect (retrying until --timeout, or until a signal or *stop,
+ * which a signal handler sets), hello, send the negotiated parameters and
+ * wait for the server's accept. */
 int cqp_session_connect(struct cqp_session *s, struct cqp_params *p,
-			enum cqp_tool tool);
+			enum cqp_tool tool, const volatile sig_atomic_t *stop);
 /* Server: listen on --port. */
 int cqp_session_listen(struct cqp_session *s, struct cqp_params *p,
 		       enum cqp_tool tool);
