@@ -749,6 +749,9 @@ static void say_served(const struct cqp_bench_ops *ops,
 
 	if (p->quiet)
 		return;
+	/* The run's report first, whole: where both streams go to one
+	 * file (a launcher's log), the line must not split a document. */
+	fflush(stdout);
 	cqp_params_asked(p, ops->tool, asked, sizeof(asked));
 	fprintf(stderr, "%s: client %s (%s): done\n", tool_name(ops),
 		s->oob.peer, asked);

@@ -165,13 +165,14 @@ server_gid=$(own_gid "$cluster_addr1" ffff:c612:101)
 # for each, as d.
 server_docs() {
 	python3 - "$@" <<-'EOF'
-		import json, sys
+		import json, re, sys
 		# srun's own lines ("forcing job termination" as the sweep ends
-		# the step) may land between a document's lines.
+		# the step), and the server's stderr (srun forwards the two
+		# streams apart), may land between a document's lines.
 		text = "\n".join(
 		    l for l in open(sys.argv[1], errors="replace").read()
 		    .replace("\r", "").split("\n")
-		    if not l.startswith(("srun:", "slurmstepd")))
+		    if not re.match(r"(srun:|slurmstepd|[a-z_]+: )", l))
 		dec, docs, i = json.JSONDecoder(), [], text.find("{")
 		while i >= 0:
 		    try:
