@@ -19,24 +19,28 @@ static uint64_t tails_at(uint64_t buf_size)
  * made a 4 KiB ping-pong send from the page it had just received into,
  * moving 64 cache lines between the two CPUs each way per exchange:
  * +17 % p50 against ib_send_lat, whose receive buffers are apart too. */
+static bool recv_apart(uint32_t verbs)
+{
+	return verbs & 1u << CQP_VERB_SEND;
+}
+
 static uint64_t recv_at(uint32_t verbs, uint64_t send_len)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 
-	if (!(verbs & 1u << CQP_VERB_SEND))
+	if (!recv_apart(verbs))
 		return 0;
 	return (send_len + page - 1) / page * page;
 }
 
 /* The verbs' view of QP i's buffer: its tail slots, and no stale bytes
- * where a WRITE's sequence number will be polled. */
+ * where a WRITE's sequence number will be polled; receives land at rat
+ * (recv_at) of its send_len bytes. */
 static void verb_qp_init(struct cqp_rc *rc, const struct cqp_params *p,
-			 unsigned i, uint64_t buf_size)
+			 unsigned i, uint64_t buf_size, uint64_t send_len,
+			 uint64_t rat)
 {
 	struct cqp_verb_qp *q = &rc->vq[i];
-	uint64_t send_len =
-	    tails_at(buf_size) + cqp_verb_extra(rc->verbs, p->tx_depth);
-	uint64_t rat = recv_at(rc->verbs, send_len);
 
 	q->buf = rc->bufs[i].addr;
 	q->lkey = rc->bufs[i].mr->lkey;
@@ -103,7 +107,7 @@ static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
 				    rat ? rat + buf_size : send_len, access);
 		if (ret < 0)
 			return ret;
-		verb_qp_init(rc, p, i, buf_size);
+		verb_qp_init(rc, p, i, buf_size, send_len, rat);
 	}
 	return 0;
 }
@@ -151,7 +155,7 @@ uint64_t cqp_rc_buf_size(const struct cqp_params *p)
 struct cqp_mem_need cqp_rc_mem_need(const struct cqp_params *p)
 {
 	uint64_t qps = (uint64_t)p->qps * p->nthreads;
-	uint64_t regions = cqp_params_verbs(p) & 1u << CQP_VERB_SEND ? 2 : 1;
+	uint64_t regions = recv_apart(cqp_params_verbs(p)) ? 2 : 1;
 
 	/* A CQ per queue pair, shared by its sends and receives. */
 	return (struct cqp_mem_need){cqp_rc_buf_size(p) * regions * qps,
