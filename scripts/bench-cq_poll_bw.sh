@@ -17,8 +17,14 @@
 # pairs, fixed seed) and a verdict: ahead or behind when the interval
 # excludes 1 (higher is better), else parity; and the median of each
 # tool's rxe retransmissions a run (rxe's completer_retry_err around the
-# run; summary.json: ours_rxe_retries, theirs_rxe_retries).  Writes
-# summary.json and runs.tsv to DIR (default: build/bench-cq_poll_bw).
+# run; summary.json: ours_rxe_retries, theirs_rxe_retries); and the
+# sending side's work a message, medians of each tool: the client's CPU,
+# and the machine's tasklets and ksoftirqd CPU (/proc/softirqs,
+# /proc/PID/schedstat; where a receiver's wakeups cost the sender under
+# loopback rxe), each a whole run's over its messages (summary.json:
+# TOOL_client_us_per_msg, TOOL_tasklets_per_msg,
+# TOOL_ksoftirqd_us_per_msg).  Writes summary.json and runs.tsv to DIR
+# (default: build/bench-cq_poll_bw).
 # --report TSV: no runs, the report of an earlier run's runs.tsv again
 # (summary.json into DIR, default TSV's folder).  --timeout: the whole
 # run's (default 1800 s plus 30 s a run).

@@ -255,6 +255,39 @@ def counts(label, entry, mine, col, what):
         " " * len(label), what, fmt(med(entry["ours_" + col]), "%.0f"),
         fmt(med(entry["theirs_" + col]), "%.0f")))
 
+def per_message(mine, tool, col, scale):
+    """A column of tool's runs over each run's messages, times scale."""
+    return [float(r[col]) * scale / int(r["iters"]) for r in mine
+            if r["tool"] == tool and r.get(col)]
+
+def sending_work(label, entry, mine):
+    """The sending side's work a message in each tool's runs, where the TSV
+    has the columns: the client's CPU (cpu_s) and the machine's deferred
+    kernel work (tasklets, ksoftirqd_ms; see deferred_work), each a whole
+    run's (setup too) over its measured messages.  Kept in entry as
+    TOOL_client_us_per_msg, TOOL_tasklets_per_msg and
+    TOOL_ksoftirqd_us_per_msg; their medians printed under label."""
+    pad = " " * len(label)
+    cols = (("cpu_s", "client_us_per_msg", 1e6, "%.1f"),
+            ("tasklets", "tasklets_per_msg", 1, "%.3f"),
+            ("ksoftirqd_ms", "ksoftirqd_us_per_msg", 1e3, "%.1f"))
+    got = {}
+    for col, key, scale, f in cols:
+        if mine and col in mine[0]:
+            for tool in ("ours", "theirs"):
+                entry[tool + "_" + key] = per_message(mine, tool, col, scale)
+            got[key] = "ours %s  theirs %s" % (
+                fmt(med(entry["ours_" + key]), f),
+                fmt(med(entry["theirs_" + key]), f))
+    if "client_us_per_msg" in got:
+        print("%s  a message: client CPU %s us" % (pad,
+                                                   got["client_us_per_msg"]))
+    if "tasklets_per_msg" in got:
+        print("%s  a message, the kernel's deferred work: tasklets %s;"
+              % (pad, got["tasklets_per_msg"]))
+        print("%s    ksoftirqd CPU %s us" % (pad,
+                                             got["ksoftirqd_us_per_msg"]))
+
 def bandwidth(label, size, mine, name, **extra):
     """A bandwidth case (columns mbps and wall_mbps, higher is better)
     against name: the runs by pair, medians, paired ratios, interval and

@@ -181,6 +181,37 @@ def read_text(path):
         return ""
 
 
+def deferred_work(proc="/proc"):
+    """The kernel work the machine has deferred so far, whoever caused it:
+    (its tasklet softirqs on every CPU, from PROC/softirqs; the CPU its
+    ksoftirqd threads ran, in ns, from PROC/PID/schedstat), or None where
+    /proc/softirqs has no TASKLET line.  rxe runs its CQ notifications
+    (each wakeup of a sleeping receiver) and the work it defers as
+    tasklets, which the kernel hands to ksoftirqd when they pile up."""
+    tasklets = first_match(r"^ *TASKLET: *([0-9 ]+)$",
+                           read_text(os.path.join(proc, "softirqs")))
+    if tasklets is None:
+        return None
+    ns = 0
+    for pid in os.listdir(proc):
+        task = os.path.join(proc, pid)
+        if not pid.isdigit() or not read_text(
+                os.path.join(task, "comm")).startswith("ksoftirqd/"):
+            continue
+        run = read_text(os.path.join(task, "schedstat")).split()[:1]
+        ns += int(run[0]) if run and run[0].isdigit() else 0
+    return sum(int(x) for x in tasklets.split()), ns
+
+
+def deferred_delta(before, after):
+    """deferred_work over a run: {"tasklets": N, "ksoftirqd_ms": MS},
+    the values None where either end had none."""
+    if before is None or after is None:
+        return {"tasklets": None, "ksoftirqd_ms": None}
+    return {"tasklets": after[0] - before[0],
+            "ksoftirqd_ms": "%.1f" % ((after[1] - before[1]) / 1e6)}
+
+
 def first_match(pattern, text):
     """Group 1 of the first line of text that matches pattern, or None."""
     m = re.search(pattern, text, re.M)
@@ -486,6 +517,8 @@ class Bench:
         self.ports = dict(PORTS)
         self.place = self.procs = None
         self.active_mtu = None
+        # Where deferred_work reads the machine's counters.
+        self.proc = "/proc"
 
     def say(self, msg):
         print("%s: %s" % (self.prog, msg), file=sys.stderr, flush=True)
@@ -638,6 +671,7 @@ class Bench:
             log = os.path.join(logs, "%s-%s-pair%d-try%d"
                                % (tool, case, pair, attempt))
             before = self.rxe_retries()
+            work = deferred_work(self.proc)
             try:
                 figs = getattr(self, "run_" + tool)(case, iters, log)
                 self.plausible(tool, case, iters, figs)
@@ -652,6 +686,7 @@ class Bench:
             after = self.rxe_retries()
             figs["rxe_retries"] = (after - before if None not in
                                    (before, after) else None)
+            figs.update(deferred_delta(work, deferred_work(self.proc)))
             return attempt, self.record(tool, case, iters, pair, figs)
         return ATTEMPTS, None
 

@@ -76,10 +76,46 @@ def read(path):
         return f.read()
 
 
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def fake_proc(root, tasklets, ksoftirqd_ns):
+    """A /proc for deferred_work: TASKLET counts on two CPUs, a ksoftirqd
+    and a kworker (whose CPU does not count)."""
+    for pid, comm, ns in (("7", "ksoftirqd/0", ksoftirqd_ns),
+                          ("8", "kworker/0:1-events", 999)):
+        os.makedirs(os.path.join(root, pid), exist_ok=True)
+        write(os.path.join(root, pid, "comm"), comm + "\n")
+        write(os.path.join(root, pid, "schedstat"), "%d 5 9\n" % ns)
+    write(os.path.join(root, "softirqs"),
+          "                    CPU0       CPU1\n"
+          "          HI:          0          0\n"
+          "     TASKLET:  %9d          3\n"
+          "    NET_TX:          0          0\n" % tasklets)
+
+
 def tsv_rows(path):
     lines = read(path).splitlines()
     head = lines[0].split("\t")
     return head, [dict(zip(head, line.split("\t"))) for line in lines[1:]]
+
+
+# ---- the machine's deferred kernel work ----
+
+proc = os.path.join(TMP, "proc-unit")
+fake_proc(proc, 40, 3000000)
+check("deferred work: every CPU's tasklets, ksoftirqd's CPU only",
+      h.deferred_work(proc) == (43, 3000000))
+write(os.path.join(proc, "softirqs"), "  CPU0\n  HI:  0\n")
+check("deferred work: none without a TASKLET line",
+      h.deferred_work(proc) is None and
+      h.deferred_delta(None, (1, 2)) == {"tasklets": None,
+                                          "ksoftirqd_ms": None})
+check("deferred work over a run, in ms",
+      h.deferred_delta((5, 1000000), (9, 3500000)) ==
+      {"tasklets": 4, "ksoftirqd_ms": "2.5"})
 
 
 # ---- the cases and the pairs, from the environment ----
@@ -160,9 +196,11 @@ check("the first column: what a case is",
       ["case", "case", "case", "case", "connections", "rate", "case"])
 check("runs.tsv's columns, as the bash harness wrote them", {
     n: b.columns for n, b in cb.BENCHES.items()} == {
-    "cq_poll_bw": ("mbps", "wall_mbps", "rxe_retries"),
+    "cq_poll_bw": ("mbps", "wall_mbps", "rxe_retries", "cpu_s",
+                   "tasklets", "ksoftirqd_ms"),
     "cq_event_lat": ("p50_us", "avg_us", "wall_us", "cpu_s", "tool_cpu_s"),
-    "ud_send_bw": ("mbps", "wall_mbps", "loss_pct", "released"),
+    "ud_send_bw": ("mbps", "wall_mbps", "loss_pct", "released", "cpu_s",
+                   "tasklets", "ksoftirqd_ms"),
     "ud_send_lat": ("p50_us", "avg_us", "wall_us", "lost"),
     "cm_event_stress": ("conn_per_s", "connect_ms", "wall_ms",
                         "teardown_per_s", "released", "steps"),
@@ -226,22 +264,32 @@ check("schedule: each case's pairs in turn, the order column from 1",
 
 class StandIn(cb.CqPollBw):
     """cq_poll_bw's columns and report; runs that only count, failing as
-    told: fail[(tool, case, pair)] attempts fail first."""
+    told: fail[(tool, case, pair)] attempts fail first.  Each run adds to
+    the machine's deferred work in a /proc of its own: ours 32 tasklets
+    and 2 ms of ksoftirqd, theirs twice that."""
 
     def __init__(self, env, fail):
         super().__init__(env)
         self.fail, self.ran = fail, []
+        self.proc = os.path.join(TMP, "proc")
+        self.deferred = [0, 0]
+        fake_proc(self.proc, 0, 0)
 
     def run(self, tool, case, iters, log):
         pair = int(log.rsplit("-pair", 1)[1].split("-")[0])
         self.ran.append((case, pair, tool))
+        k = 1 if tool == "ours" else 2
+        self.deferred = [self.deferred[0] + 32 * k,
+                         self.deferred[1] + 2000000 * k]
+        fake_proc(self.proc, *self.deferred)
         left = self.fail.get((tool, case, pair), 0)
         if left:
             self.fail[(tool, case, pair)] = left - 1
             raise h.RunFailed("stand-in failure")
         # ours 10 % faster; a wall-clock time that makes it plausible.
         mbps = (33.0 if tool == "ours" else 30.0) + pair
-        return {"mbps": "%.4f" % mbps, "wall_us": 1000000}
+        return {"mbps": "%.4f" % mbps, "wall_us": 1000000,
+                "cpu_s": "%.3f" % (0.064 * k)}
 
     def run_ours(self, case, iters, log):
         return self.run("ours", case, iters, log)
@@ -258,12 +306,13 @@ def place(out):
 out = os.path.join(TMP, "standin")
 bench = StandIn(place(out), {("theirs", "poll-64", 2): 1,
                              ("ours", "poll-4096", 3): 3})
-with contextlib.redirect_stdout(io.StringIO()):
+with contextlib.redirect_stdout(io.StringIO()) as printed:
     rc, err = quiet(bench.inner, 8, [("poll-64", 64), ("poll-4096", 16)])
+report_text = printed.getvalue()
 head, rows = tsv_rows(os.path.join(out, "runs.tsv"))
 check("stand-in: the TSV's columns", head == [
     "case", "iters", "pair", "order", "tool", "attempts", "mbps",
-    "wall_mbps", "rxe_retries"])
+    "wall_mbps", "rxe_retries", "cpu_s", "tasklets", "ksoftirqd_ms"])
 check("stand-in: 8 pairs of 2 cases, 32 lines", len(rows) == 32)
 ran = [(c, p, t) for c, p, t in bench.ran]
 first = [r for r in ran if r[0] == "poll-64"]
@@ -292,10 +341,28 @@ check("stand-in: the wall-clock figure and no rxe counter",
 check("stand-in: each record said",
       "bench-cq_poll_bw.sh: poll 64 B    pair 1 ours        34.00 MB/s"
       " (client wall clock: 0.00)" in err)
+check("stand-in: each run's deferred kernel work from its /proc",
+      (rows[0]["tool"], rows[0]["tasklets"], rows[0]["ksoftirqd_ms"]) ==
+      ("ours", "32", "2.0") and
+      (rows[1]["tool"], rows[1]["tasklets"], rows[1]["ksoftirqd_ms"]) ==
+      ("theirs", "64", "4.0"))
+check("stand-in: a run's deferred work counts its own attempt only",
+      (retried["tasklets"], retried["ksoftirqd_ms"]) == ("64", "4.0"))
 summary = json.loads(read(os.path.join(out, "summary.json")))
 check("stand-in: the report of the TSV (7 complete pairs of 4096 B)",
       [c["ratio"]["pairs"] for c in summary["cases"]] == [8, 7] and
       summary["cases"][0]["verdict"] == "ahead")
+first_case = summary["cases"][0]
+check("stand-in: deferred work a message in the summary (64 messages)",
+      first_case["ours_tasklets_per_msg"] == [0.5] * 8 and
+      first_case["theirs_tasklets_per_msg"] == [1.0] * 8 and
+      first_case["ours_ksoftirqd_us_per_msg"][0] == 2000 / 64)
+check("stand-in: the sending side's work a message, medians of each tool",
+      "a message: client CPU ours 1000.0  theirs 2000.0 us\n" in report_text
+      and "a message, the kernel's deferred work: tasklets ours 0.500"
+      "  theirs 1.000;\n" in report_text and
+      "ksoftirqd CPU ours 31.2  theirs 62.5 us\n" in report_text and
+      first_case["ours_client_us_per_msg"][0] == 1000.0)
 again = os.path.join(TMP, "again")
 rc2, err2 = main_of(cb.CqPollBw({}), ["--report",
                                       os.path.join(out, "runs.tsv"),
