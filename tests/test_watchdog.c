@@ -3,6 +3,9 @@
  * deadline came (after idleness, after a later one, already past when the
  * read began), and between deadlines the watchdog thread does not wake. */
 #include <dirent.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <string.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +76,61 @@ static long watchdog_switches(void)
 	if (d)
 		closedir(d);
 	return n;
+}
+
+/* The CPUs the watchdog thread may run on (0: not found). */
+static cpu_set_t watchdog_cpus(int *found)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	*found = 0;
+	while (d && (e = readdir(d))) {
+		char path[300], line[64] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (fgets(line, sizeof(line), f) &&
+		    !strcmp(line, "cqp-watchdog\n") &&
+		    sched_getaffinity(atoi(e->d_name), sizeof(set), &set) == 0)
+			*found = 1;
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return set;
+}
+
+/* Where the watchdog runs when its caller is on CPU 0 alone: there, as
+ * taskset left the process, unless keep_off (--cpu) sends it away. */
+static void placement(bool keep_off)
+{
+	struct cqp_watchdog w = {0};
+	cpu_set_t set;
+	int found;
+
+	w.keep_off = keep_off;
+	CHECK(cqp_watchdog_start(&w) == 0);
+	/* The thread names itself once running. */
+	for (int i = 0; i < 100; i++) {
+		set = watchdog_cpus(&found);
+		if (found)
+			break;
+		nap_ms(10);
+	}
+	CHECK(found);
+	printf("keep_off %d: the watchdog may run on %d CPUs, CPU 0 %s\n",
+	       keep_off, CPU_COUNT(&set), CPU_ISSET(0, &set) ? "in" : "out");
+	if (keep_off)
+		CHECK(!CPU_ISSET(0, &set) && CPU_COUNT(&set) >= 1);
+	else
+		CHECK(CPU_ISSET(0, &set) && CPU_COUNT(&set) == 1);
+	cqp_watchdog_stop(&w);
 }
 
 static uint64_t in_ms(long ms)
@@ -168,5 +226,15 @@ int main(void)
 	ms = broken_after(&w, 50);
 	CHECK(ms >= 49 && ms < 1000);
 	cqp_watchdog_stop(&w);
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+		cpu_set_t one;
+
+		CPU_ZERO(&one);
+		CPU_SET(0, &one);
+		CHECK(sched_setaffinity(0, sizeof(one), &one) == 0);
+		placement(false);
+		placement(true);
+	}
 	return check_done("test_watchdog");
 }

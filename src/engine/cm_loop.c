@@ -429,6 +429,8 @@ static int get_event(struct cqp_cm_loop *l, uint64_t deadline,
 	if (l->cfg.mode == CQP_CM_BLOCK) {
 		int rc;
 
+		/* As before issue 31: off a single CPU the caller has. */
+		l->wd.keep_off = true;
 		if (!l->wd.running && (rc = cqp_watchdog_start(&l->wd)) < 0)
 			return rc;
 		cqp_watchdog_arm(&l->wd, deadline);

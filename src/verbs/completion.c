@@ -584,6 +584,7 @@ static int wait_event(struct cqp_comp *c)
 		if (c->epfd < 0) {
 			/* One blocking read per wakeup; the watchdog breaks it
 			 * with EINTR once the deadline passes. */
+			c->wd.keep_off = c->cfg.cpu >= 0;
 			if (!c->wd.running &&
 			    (r = cqp_watchdog_start(&c->wd)) < 0)
 				return r;

@@ -140,7 +140,8 @@ int cqp_watchdog_start(struct cqp_watchdog *w)
 	atomic_store(&w->stop, false);
 	err = pthread_attr_init(&attr);
 	if (!err) {
-		keep_off_caller(&attr);
+		if (w->keep_off)
+			keep_off_caller(&attr);
 		err = pthread_create(&w->thread, &attr, watch, w);
 		pthread_attr_destroy(&attr);
 	}
