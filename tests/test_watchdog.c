@@ -38,56 +38,14 @@ static void nap_ms(long ms)
 		;
 }
 
-/* The watchdog thread's context switches so far (-1: not found). */
-static long watchdog_switches(void)
+/* The watchdog thread's id (-1: not found). */
+static int watchdog_tid(void)
 {
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
-	long n = -1;
+	int tid = -1;
 
-	while (d && (e = readdir(d))) {
-		char path[300], line[128];
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-			 e->d_name);
-		if (!(f = fopen(path, "r")))
-			continue;
-		if (fgets(line, sizeof(line), f) &&
-		    !strcmp(line, "cqp-watchdog\n")) {
-			long v, iv;
-
-			fclose(f);
-			snprintf(path, sizeof(path),
-				 "/proc/self/task/%s/status", e->d_name);
-			if (!(f = fopen(path, "r")))
-				break;
-			v = iv = -1;
-			while (fgets(line, sizeof(line), f)) {
-				sscanf(line, "voluntary_ctxt_switches: %ld",
-				       &v);
-				sscanf(line, "nonvoluntary_ctxt_switches: %ld",
-				       &iv);
-			}
-			n = v >= 0 && iv >= 0 ? v + iv : -1;
-		}
-		fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
-
-/* The CPUs the watchdog thread may run on (0: not found). */
-static cpu_set_t watchdog_cpus(int *found)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	*found = 0;
-	while (d && (e = readdir(d))) {
+	while (d && tid < 0 && (e = readdir(d))) {
 		char path[300], line[64] = "";
 		FILE *f;
 
@@ -96,13 +54,43 @@ static cpu_set_t watchdog_cpus(int *found)
 		if (!(f = fopen(path, "r")))
 			continue;
 		if (fgets(line, sizeof(line), f) &&
-		    !strcmp(line, "cqp-watchdog\n") &&
-		    sched_getaffinity(atoi(e->d_name), sizeof(set), &set) == 0)
-			*found = 1;
+		    !strcmp(line, "cqp-watchdog\n"))
+			tid = atoi(e->d_name);
 		fclose(f);
 	}
 	if (d)
 		closedir(d);
+	return tid;
+}
+
+/* The watchdog thread's context switches so far (-1: not found). */
+static long watchdog_switches(void)
+{
+	char path[64], line[128];
+	int tid = watchdog_tid();
+	long v = -1, iv = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	if (tid < 0 || !(f = fopen(path, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "voluntary_ctxt_switches: %ld", &v);
+		sscanf(line, "nonvoluntary_ctxt_switches: %ld", &iv);
+	}
+	fclose(f);
+	return v >= 0 && iv >= 0 ? v + iv : -1;
+}
+
+/* The CPUs the watchdog thread may run on; *found 0: no such thread
+ * (it names itself once running). */
+static cpu_set_t watchdog_cpus(int *found)
+{
+	int tid = watchdog_tid();
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	*found = tid >= 0 && sched_getaffinity(tid, sizeof(set), &set) == 0;
 	return set;
 }
 

@@ -15,8 +15,9 @@
  * on the peer's CPU cost that peer several percent of its rate at the
  * 20 a second of a 50 ms tick, and at the 2 to 6 a second left about 4 %
  * (issue 31): it runs off the caller's CPU only where --cpu put the caller
- * there (keep_off).  Once it has had to signal, it is exact again.  Publishing a deadline is a store and a load on the hot path; a
- * futex wake only for one the watchdog would notice too late.
+ * there (keep_off).  Once it has had to signal, it is exact again.  Publishing
+ * a deadline is a store and a load on the hot path; a futex wake only for one
+ * the watchdog would notice too late.
  */
 #ifndef CQP_WATCHDOG_H
 #define CQP_WATCHDOG_H
