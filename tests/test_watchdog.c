@@ -94,9 +94,9 @@ static cpu_set_t watchdog_cpus(int *found)
 	return set;
 }
 
-/* Where the watchdog runs when its caller is on CPU 0 alone: there, as
+/* Where the watchdog runs when its caller is on CPU cpu alone: there, as
  * taskset left the process, unless keep_off (--cpu) sends it away. */
-static void placement(bool keep_off)
+static void placement(int cpu, bool keep_off)
 {
 	struct cqp_watchdog w = {0};
 	cpu_set_t set;
@@ -112,12 +112,13 @@ static void placement(bool keep_off)
 		nap_ms(10);
 	}
 	CHECK(found);
-	printf("keep_off %d: the watchdog may run on %d CPUs, CPU 0 %s\n",
-	       keep_off, CPU_COUNT(&set), CPU_ISSET(0, &set) ? "in" : "out");
+	printf("keep_off %d: the watchdog may run on %d CPUs, CPU %d %s\n",
+	       keep_off, CPU_COUNT(&set), cpu,
+	       CPU_ISSET(cpu, &set) ? "in" : "out");
 	if (keep_off)
-		CHECK(!CPU_ISSET(0, &set) && CPU_COUNT(&set) >= 1);
+		CHECK(!CPU_ISSET(cpu, &set) && CPU_COUNT(&set) >= 1);
 	else
-		CHECK(CPU_ISSET(0, &set) && CPU_COUNT(&set) == 1);
+		CHECK(CPU_ISSET(cpu, &set) && CPU_COUNT(&set) == 1);
 	cqp_watchdog_stop(&w);
 }
 
@@ -215,14 +216,20 @@ int main(void)
 	CHECK(ms >= 49 && ms < 1000);
 	cqp_watchdog_stop(&w);
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
-		cpu_set_t one;
+	/* On the first of the CPUs this process may use, when it has two. */
+	cpu_set_t mine, one;
 
+	if (sched_getaffinity(0, sizeof(mine), &mine) == 0 &&
+	    CPU_COUNT(&mine) >= 2) {
+		int cpu = 0;
+
+		while (!CPU_ISSET(cpu, &mine))
+			cpu++;
 		CPU_ZERO(&one);
-		CPU_SET(0, &one);
+		CPU_SET(cpu, &one);
 		CHECK(sched_setaffinity(0, sizeof(one), &one) == 0);
-		placement(false);
-		placement(true);
+		placement(cpu, false);
+		placement(cpu, true);
 	}
 	return check_done("test_watchdog");
 }

@@ -241,6 +241,8 @@ int cqp_cm_loop_create(struct cqp_cm_loop *l, const struct cqp_cm_loop_cfg *cfg,
 
 	memset(l, 0, sizeof(*l));
 	l->cfg = *cfg;
+	/* As before issue 31: off a single CPU the caller has. */
+	l->wd.keep_off = true;
 	l->handle = handle;
 	l->arg = arg;
 	l->epfd = -1;
@@ -429,8 +431,6 @@ static int get_event(struct cqp_cm_loop *l, uint64_t deadline,
 	if (l->cfg.mode == CQP_CM_BLOCK) {
 		int rc;
 
-		/* As before issue 31: off a single CPU the caller has. */
-		l->wd.keep_off = true;
 		if (!l->wd.running && (rc = cqp_watchdog_start(&l->wd)) < 0)
 			return rc;
 		cqp_watchdog_arm(&l->wd, deadline);

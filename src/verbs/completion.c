@@ -102,6 +102,8 @@ int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
 
 	memset(c, 0, sizeof(*c));
 	c->cfg = *cfg;
+	/* Off the caller's CPU only where --cpu put it there. */
+	c->wd.keep_off = cfg->cpu >= 0;
 	c->ctx = ctx;
 	c->epfd = -1;
 	c->shared = cfg->shared != NULL;
@@ -584,7 +586,6 @@ static int wait_event(struct cqp_comp *c)
 		if (c->epfd < 0) {
 			/* One blocking read per wakeup; the watchdog breaks it
 			 * with EINTR once the deadline passes. */
-			c->wd.keep_off = c->cfg.cpu >= 0;
 			if (!c->wd.running &&
 			    (r = cqp_watchdog_start(&c->wd)) < 0)
 				return r;
