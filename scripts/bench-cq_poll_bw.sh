@@ -28,6 +28,11 @@
 # --report TSV: no runs, the report of an earlier run's runs.tsv again
 # (summary.json into DIR, default TSV's folder).  --timeout: the whole
 # run's (default 1800 s plus 30 s a run).
+# After the pairs, each poll-mode case runs each tool's client once more
+# under callgrind at 1000 and 5000 messages: user-space instructions per
+# message (the difference of the Ir totals / 4000; the sender never polls
+# its CQ empty there), printed after the verdicts and in summary.json
+# under "work" (BENCH_WORK=0: not measured).
 # BENCH_MODES="poll" or "event" measures one mode only (default both).
 # BENCH_VERB=write or read: cq_poll_bw --verb VERB against ib_write_bw or
 # ib_read_bw (-e in event mode; write: poll mode only, ours --cq-mode mem;

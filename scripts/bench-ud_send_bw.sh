@@ -17,7 +17,9 @@
 # bootstrap over the pairs, fixed seed) and a verdict: ahead or behind
 # when the interval excludes 1 (higher is better), else parity; also what
 # was lost on the way (ours counts it; perftest's server only waits for
-# it); the sending side's work a message as bench-cq_poll_bw.sh says.
+# it); the sending side's work a message, and each tool's user-space
+# instructions per message in poll mode (BENCH_WORK=0: not measured), as
+# bench-cq_poll_bw.sh says.
 # Writes summary.json and runs.tsv to DIR (default:
 # build/bench-ud_send_bw). --report TSV: no runs, the report of an earlier
 # run's runs.tsv again (summary.json into DIR, default TSV's folder).

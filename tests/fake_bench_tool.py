@@ -140,14 +140,16 @@ def rdma_cm_ids():
 def fake_valgrind():
     """valgrind --tool=callgrind --callgrind-out-file=F CMD...: CMD run,
     and in F an Ir total of 250000 plus, a message (-n), 1700 for ours,
-    1600 for perftest's and 1500 for the ping-pong."""
+    1600 for perftest's and 1500 for the ping-pong; 400 and 1100 for
+    cq_poll_bw and ib_send_bw."""
     k = next(i for i, a in enumerate(ARGS) if not a.startswith("--"))
     cmd, opts = ARGS[k:], ARGS[:k]
     out = next(a.split("=", 1)[1] for a in opts
                if a.startswith("--callgrind-out-file="))
     rc = subprocess.call(cmd)
     tool = os.path.basename(cmd[0])
-    per = {"cq_event_lat": 1700, "ib_send_lat": 1600}.get(tool, 1500)
+    per = {"cq_event_lat": 1700, "ib_send_lat": 1600, "cq_poll_bw": 400,
+           "ib_send_bw": 1100}.get(tool, 1500)
     with open(out, "w") as f:
         f.write("events: Ir\nsummary: %d\n"
                 % (250000 + per * int(cmd[cmd.index("-n") + 1])))

@@ -266,7 +266,9 @@ class StandIn(cb.CqPollBw):
     """cq_poll_bw's columns and report; runs that only count, failing as
     told: fail[(tool, case, pair)] attempts fail first.  Each run adds to
     the machine's deferred work in a /proc of its own: ours 32 tasklets
-    and 2 ms of ksoftirqd, theirs twice that."""
+    and 2 ms of ksoftirqd, theirs twice that.  No work figure: its runs
+    count pairs."""
+    work_modes = ()
 
     def __init__(self, env, fail):
         super().__init__(env)
@@ -570,9 +572,30 @@ check("bw: perftest's client's command line", calls[3].split() == [
     "ib_send_bw", "-d", "none", "-x", "0", "-p", str(bench.ports["theirs"]),
     "-s", "64", "-n", "1000", "-t", "128", "-r", "512", "-Q", "100", "-F",
     ADDR])
-check("bw: the clients in the pair order", [c.split()[0] for c in calls] ==
-      ["cq_poll_bw"] * 3 + ["ib_send_bw"] * 2 +
+check("bw: the clients in the pair order", [c.split()[0] for c in calls][
+    :17] == ["cq_poll_bw"] * 3 + ["ib_send_bw"] * 2 +
       ["ib_send_bw", "cq_poll_bw", "cq_poll_bw", "ib_send_bw"] * 3)
+check("bw: then each client under callgrind at 1000 and 5000 messages",
+      [(c.split()[0], c.split()[c.split().index("-n") + 1])
+       for c in calls[17:]] == [("cq_poll_bw", "1000"), ("cq_poll_bw", "5000"),
+                                ("ib_send_bw", "1000"), ("ib_send_bw", "5000")])
+head, work_rows = tsv_rows(os.path.join(out, "work.tsv"))
+check("bw: the work figure, poll mode, in work.tsv",
+      [(r["case"], r["tool"], r["iters"], r["ir"]) for r in work_rows] == [
+          ("poll-64", "ours", "1000", str(250000 + 400 * 1000)),
+          ("poll-64", "ours", "5000", str(250000 + 400 * 5000)),
+          ("poll-64", "theirs", "1000", str(250000 + 1100 * 1000)),
+          ("poll-64", "theirs", "5000", str(250000 + 1100 * 5000))])
+summary = os.path.join(out, "work-summary.json")
+with open(summary, "w") as f:
+    json.dump({"pairs": 7}, f)
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    cbs.work_report(os.path.join(out, "work.tsv"), summary, bench.tools,
+                    bench.work_iters)
+check("bw: the work figure per message in the report",
+      "runs of 1000 and 5000 messages, the difference / 4000" in
+      printed.getvalue() and "  poll-64      ours 400  theirs 1100  "
+      "ours/theirs 0.364" in printed.getvalue())
 check("bw: the report, 6 complete pairs: no verdict",
       "verdict poll 64 B: bandwidth ours/ib_send_bw: none (6 complete pairs"
       in report.getvalue() and
@@ -603,6 +626,8 @@ check("ud: perftest's UD command line, ours' rx depth", read(os.path.join(
 check("ud: perftest's headers checked",
       "ib_send_bw's server used rx depth , ours 1000: not like for like"
       in err)
+check("ud: no work figure for an event-mode case",
+      not os.path.exists(os.path.join(top, "out", "work.tsv")))
 check("ud: every server and client ended", gone(pids(top)))
 
 # cq_event_lat: three tools rotating, the ping-pong told the MTU.
