@@ -195,8 +195,34 @@ def compare(label, rows, key, lower_better, what, vs="theirs", vs_name=None,
                                                             MIN_PAIRS)
     print("%s  %s ours/%s: %s (%d pairs)"
           % (" " * len(label), what, c["vs"], text, len(ratios)))
+    runs = run_medians(rows, o, t)
+    if runs:
+        # Pairs of one run share its guest, which can move them all
+        # alike: the runs disagreeing says what the interval cannot.
+        c["run_medians"] = runs
+        sizes = sorted({r["pairs"] for r in runs})
+        meds = ["%.3f" % r["median"] if len(sizes) == 1 else
+                "%.3f/%d" % (r["median"], r["pairs"]) for r in runs]
+        head = "%s  each pooled run's median%s:" % (
+            " " * len(label), " (%d pairs each)" % sizes[0]
+            if len(sizes) == 1 else " (/its pairs)")
+        for k in range(0, len(meds), 8):
+            print(head, " ".join(meds[k:k + 8]))
+            head = " " * len(head)
     VERDICTS.append((label, c))
     return c
+
+def run_medians(rows, o, t):
+    """With pairs pooled from runs (pool's RUN.PAIR), each run's median
+    ratio: [{run, pairs, median}]; [] for one run."""
+    by_run = {}
+    for p in distinct(rows, "pair"):
+        if "." in p and p in o and p in t and t[p] > 0:
+            by_run.setdefault(p.split(".", 1)[0], []).append(o[p] / t[p])
+    if len(by_run) < 2:
+        return []
+    return [{"run": k, "pairs": len(v), "median": statistics.median(v)}
+            for k, v in by_run.items()]
 
 def verdict_line(label, c):
     if c["median"] is None:

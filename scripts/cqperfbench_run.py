@@ -926,7 +926,8 @@ class Bench:
         """--report TSV: the report of an earlier run again, here and now
         (no soft-RoCE), summary.json into out, else beside TSV.  Given
         more than once: those runs' pairs pooled into one report
-        (out/runs-pooled.tsv, pairs renamed RUN.PAIR), which wants out."""
+        (out/runs-pooled.tsv, pairs renamed RUN.PAIR), each run's median
+        beside the pooled one; it wants out."""
         for tsv in reports:
             if not os.path.isfile(tsv):
                 raise UsageError("--report: no file %s" % tsv)

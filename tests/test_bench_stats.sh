@@ -240,6 +240,11 @@ summary runs 'two runs pooled: 14 pairs, behind' \
 	'c["ratio"]["pairs"] == 14 and c["verdict"] == "behind" and
 	 c["ratio"]["ci95"][1] < 1 and d["pairs"] == 14'
 says runs '^poll +4096 B +pair +1\.1 +1\.2 .* 2\.7$'
+summary runs "two runs pooled: each run's median kept" \
+	'[(r["run"], r["pairs"], round(r["median"], 3))
+	  for r in c["ratio"]["run_medians"]] == [("1", 7, 0.95), ("2", 7, 0.96)]'
+says runs "^ +each pooled run's median \(7 pairs each\): 0\.950 0\.960$"
+summary run2 "one run: no run medians" '"run_medians" not in c["ratio"]'
 check "runs: the pooled runs kept as runs-pooled.tsv" \
 	test "$(grep -c '^poll-4096' "$tmp/runs/runs-pooled.tsv")" -eq 28
 "$scripts/bench-cq_poll_bw.sh" --report "$tmp/run1.tsv" --report "$tmp/run2.tsv" \
