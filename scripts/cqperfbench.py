@@ -205,7 +205,7 @@ def compare(label, rows, key, lower_better, what, vs="theirs", vs_name=None,
                 "%.3f/%d" % (r["median"], r["pairs"]) for r in runs]
         head = "%s  each pooled run's median%s:" % (
             " " * len(label), " (%d pairs each)" % sizes[0]
-            if len(sizes) == 1 else " (/its pairs)")
+            if len(sizes) == 1 else "/pairs")
         for k in range(0, len(meds), 8):
             print(head, " ".join(meds[k:k + 8]))
             head = " " * len(head)

@@ -4,6 +4,8 @@
 share: perftest's output (as perftest 4.5 prints it), pinning, the paired
 bootstrap and the gate's verdict against a tolerance.  No device.  Prints
 "ok - ..." / "not ok - ..." per check and the summary line."""
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -100,4 +102,25 @@ check("gate: an interval across the limit is undecided",
 check("gate: the baseline's ratio is the reference, not 1",
       b.judge_ratio(r, 1.3, 0.10, False)[0] == "regressed" and
       b.judge_ratio(r, 0.7, 0.10, True)[0] == "regressed")
+# Pooled runs (pool's RUN.PAIR): each run's median under the pooled line,
+# with its pairs where the runs differ in them.
+rows = []
+for pair, ours, theirs in (("1.1", 1, 2), ("1.2", 1, 2), ("2.1", 3, 3),
+                           ("2.2", 3, 3), ("2.3", 3, 3)):
+    rows += [{"pair": pair, "tool": "ours", "mbps": str(ours)},
+             {"pair": pair, "tool": "theirs", "mbps": str(theirs)}]
+check("run medians: one a run, with its pairs",
+      b.run_medians(rows, b.by_pair(rows, "ours", "mbps"),
+                    b.by_pair(rows, "theirs", "mbps")) ==
+      [{"run": "1", "pairs": 2, "median": 0.5},
+       {"run": "2", "pairs": 3, "median": 1.0}])
+check("run medians: none for one run's pairs",
+      b.run_medians(rows[:4], b.by_pair(rows[:4], "ours", "mbps"),
+                    b.by_pair(rows[:4], "theirs", "mbps")) == [])
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    b.compare("x", rows, "mbps", False, "bw")
+check("run medians: printed with their pairs where those differ",
+      "   each pooled run's median/pairs: 0.500/2 1.000/3\n" in buf.getvalue())
+
 finish()
