@@ -216,6 +216,11 @@ check("BENCH_VERB: each verb's perftest tool, no floor but SEND's",
       "ib_atomic_lat" and
       cb.CqEventLat({"BENCH_VERB": "read"}).tools == ("ours", "theirs") and
       "ib_write_lat" in cb.CqEventLat({"BENCH_VERB": "write"}).title)
+check("BENCH_VERB: the work figure for SEND's bandwidth only",
+      cb.CqPollBw({}).work_wanted() and cb.UdSendBw({}).work_wanted() and
+      not cb.CqPollBw({"BENCH_VERB": "write"}).work_wanted() and
+      not cb.CqPollBw({"BENCH_VERB": "read"}).work_wanted() and
+      not cb.CqPollBw({"BENCH_WORK": "0"}).work_wanted())
 check("BENCH_VERB=write: poll cases only (ours polls memory)",
       [c for c, _ in cb.CqPollBw({"BENCH_VERB": "write"}).specs()] ==
       ["poll-64", "poll-4096", "poll-65536"] and
