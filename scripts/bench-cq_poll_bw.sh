@@ -32,7 +32,8 @@
 # under callgrind at 1000 and 5000 messages: user-space instructions per
 # message (the difference of the Ir totals / 4000; the sender never polls
 # its CQ empty there), printed after the verdicts and in summary.json
-# under "work" (BENCH_WORK=0: not measured).
+# under "work" (BENCH_WORK=0, or a BENCH_VERB other than send: not
+# measured).
 # BENCH_MODES="poll" or "event" measures one mode only (default both).
 # BENCH_VERB=write or read: cq_poll_bw --verb VERB against ib_write_bw or
 # ib_read_bw (-e in event mode; write: poll mode only, ours --cq-mode mem;
