@@ -180,8 +180,9 @@ def compare(label, rows, key, lower_better, what, vs="theirs", vs_name=None,
     a dict. Verdict "none" with fewer than MIN_PAIRS complete pairs."""
     vs_key = vs_key or key
     o, t = by_pair(rows, "ours", key), by_pair(rows, vs, vs_key)
-    ratios = [o[p] / t[p] for p in distinct(rows, "pair")
+    paired = [(p, o[p] / t[p]) for p in distinct(rows, "pair")
               if p in o and p in t and t[p] > 0]
+    ratios = [r for _, r in paired]
     c = {"what": what, "ours": key, "vs": vs_name or vs, "vs_column": vs_key,
          "lower_is_better": lower_better, "pairs": len(ratios),
          "ratios": ratios, "median": None, "ci95": None, "verdict": "none"}
@@ -195,7 +196,7 @@ def compare(label, rows, key, lower_better, what, vs="theirs", vs_name=None,
                                                             MIN_PAIRS)
     print("%s  %s ours/%s: %s (%d pairs)"
           % (" " * len(label), what, c["vs"], text, len(ratios)))
-    runs = run_medians(rows, o, t)
+    runs = run_medians(paired)
     if runs:
         # Pairs of one run share its guest, which can move them all
         # alike: the runs disagreeing says what the interval cannot.
@@ -212,13 +213,13 @@ def compare(label, rows, key, lower_better, what, vs="theirs", vs_name=None,
     VERDICTS.append((label, c))
     return c
 
-def run_medians(rows, o, t):
+def run_medians(paired):
     """With pairs pooled from runs (pool's RUN.PAIR), each run's median
-    ratio: [{run, pairs, median}]; [] for one run."""
+    of paired's (pair, ratio): [{run, pairs, median}]; [] for one run."""
     by_run = {}
-    for p in distinct(rows, "pair"):
-        if "." in p and p in o and p in t and t[p] > 0:
-            by_run.setdefault(p.split(".", 1)[0], []).append(o[p] / t[p])
+    for p, r in paired:
+        if "." in p:
+            by_run.setdefault(p.split(".", 1)[0], []).append(r)
     if len(by_run) < 2:
         return []
     return [{"run": k, "pairs": len(v), "median": statistics.median(v)}

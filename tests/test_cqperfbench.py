@@ -104,19 +104,19 @@ check("gate: the baseline's ratio is the reference, not 1",
       b.judge_ratio(r, 0.7, 0.10, True)[0] == "regressed")
 # Pooled runs (pool's RUN.PAIR): each run's median under the pooled line,
 # with its pairs where the runs differ in them.
+pooled = (("1.1", 1, 2), ("1.2", 1, 2), ("2.1", 3, 3), ("2.2", 3, 3),
+          ("2.3", 3, 3))
 rows = []
-for pair, ours, theirs in (("1.1", 1, 2), ("1.2", 1, 2), ("2.1", 3, 3),
-                           ("2.2", 3, 3), ("2.3", 3, 3)):
+for pair, ours, theirs in pooled:
     rows += [{"pair": pair, "tool": "ours", "mbps": str(ours)},
              {"pair": pair, "tool": "theirs", "mbps": str(theirs)}]
+paired = [(pair, ours / theirs) for pair, ours, theirs in pooled]
 check("run medians: one a run, with its pairs",
-      b.run_medians(rows, b.by_pair(rows, "ours", "mbps"),
-                    b.by_pair(rows, "theirs", "mbps")) ==
+      b.run_medians(paired) ==
       [{"run": "1", "pairs": 2, "median": 0.5},
        {"run": "2", "pairs": 3, "median": 1.0}])
 check("run medians: none for one run's pairs",
-      b.run_medians(rows[:4], b.by_pair(rows[:4], "ours", "mbps"),
-                    b.by_pair(rows[:4], "theirs", "mbps")) == [])
+      b.run_medians(paired[:2]) == [])
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     b.compare("x", rows, "mbps", False, "bw")
