@@ -3,12 +3,12 @@
  * deadline came (after idleness, after a later one, already past when the
  * read began), and between deadlines the watchdog thread does not wake. */
 #include <dirent.h>
+#include <errno.h>
 #include <sched.h>
 #include <stdbool.h>
-#include <string.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 

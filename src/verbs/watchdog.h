@@ -34,11 +34,9 @@
 
 struct cqp_watchdog {
 	pthread_t thread;
-	/* Set before start: run off the caller's CPU, where --cpu pinned it,
-	 * not to wake on the measured core.  Otherwise the thread keeps the
-	 * process's affinity: under `taskset -c 0` it stays on CPU 0, not on
-	 * the CPU the user left to a loopback peer, where under TCG its few
-	 * wakeups a second cost that peer about 4 % of its rate (issue 31). */
+	/* Set before start: run off the caller's single CPU (--cpu), not to
+	 * wake on the measured core; else keep the process's affinity, so a
+	 * taskset confines it too (see above). */
 	bool keep_off;
 	/* The thread that blocks, set at each arm: a --threads step runs
 	 * on threads of its own, new from step to step. */
