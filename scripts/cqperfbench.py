@@ -207,9 +207,14 @@ def compare(label, rows, key, lower_better, what, vs="theirs", vs_name=None,
         head = "%s  each pooled run's median%s:" % (
             " " * len(label), " (%d pairs each)" % sizes[0]
             if len(sizes) == 1 else "/pairs")
-        for k in range(0, len(meds), 8):
-            print(head, " ".join(meds[k:k + 8]))
-            head = " " * len(head)
+        line = head
+        for k, m in enumerate(meds):
+            # A terminal's 100 columns: continue under the first median.
+            if k and len(line) + 1 + len(m) > 100:
+                print(line)
+                line = " " * len(head)
+            line += " " + m
+        print(line)
     VERDICTS.append((label, c))
     return c
 

@@ -123,4 +123,18 @@ with contextlib.redirect_stdout(buf):
 check("run medians: printed with their pairs where those differ",
       "   each pooled run's median/pairs: 0.500/2 1.000/3\n" in buf.getvalue())
 
+many = []
+for run in range(1, 21):
+    for pair in range(1, run % 3 + 2):
+        many += [{"pair": "%d.%d" % (run, pair), "tool": "ours",
+                  "mbps": "1"},
+                 {"pair": "%d.%d" % (run, pair), "tool": "theirs",
+                  "mbps": "3"}]
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    b.compare("poll     4096 B", many, "mbps", False, "bw")
+lines = buf.getvalue().splitlines()[1:]
+check("run medians: 20 runs folded within 100 columns, all of them shown",
+      len(lines) > 1 and max(len(x) for x in lines) <= 100 and
+      sum(x.count("0.333/") for x in lines) == 20)
 finish()
