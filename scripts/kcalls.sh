@@ -7,6 +7,7 @@
 # message, which TCG's speed cannot move (doc/benchmarks.md, issue 31).
 #
 # Usage: kcalls.sh [--out FILE] [--tracefs DIR] [--modules "M..."] [--funcs "F..."] -- CMD [ARGS...]
+#        kcalls.sh --per-message N1 FILE1 N2 FILE2
 #
 # Writes "COUNT FUNCTION" lines, most called first, to FILE (default:
 # stdout); CMD's own output is left alone. Traces the whole machine, so run
@@ -14,16 +15,41 @@
 # /sys/kernel/tracing, when it is not); leaves the tracer off and the filter
 # empty. Exit: CMD's status; 1 when tracing could not be set up or its ring
 # buffer overran (the counts would be short); 2 on usage errors.
+# --per-message: from the counts of runs of N1 and N2 messages, each
+# function's calls a message, (FILE2's - FILE1's) / (N2 - N1), and their
+# total last; setup and teardown cancel.
 set -uo pipefail
 
 prog=${0##*/}
 usage() { sed -n 's/^# \{0,1\}Usage: //p' "$0" >&2; exit 2; }
+
+per_message() { # N1 FILE1 N2 FILE2
+	[[ $1 =~ ^[0-9]+$ && $3 =~ ^[0-9]+$ && $3 -gt $1 ]] || {
+		echo "$prog: --per-message wants N1 < N2, message counts" >&2
+		exit 2
+	}
+	[ -r "$2" ] && [ -r "$4" ] || { echo "$prog: cannot read $2 or $4" >&2; exit 2; }
+	# FILE1's counts negative, FILE2's positive, over N2 - N1.
+	delta() {
+		awk -v n="$(($3 - $1))" 'FNR == 1 { k++ }
+			{ c[$2] += (k == 1 ? -$1 : $1) }
+			END { for (f in c) printf "%.3f %s\n", c[f] / n, f }' "$2" "$4"
+	}
+	delta "$@" | awk '$1 != "0.000" && $1 != "-0.000"' | sort -k1,1gr -k2
+	awk -v n="$(($3 - $1))" 'FNR == 1 { k++ } { t += (k == 1 ? -$1 : $1) }
+		END { printf "%.3f total\n", t / n }' "$2" "$4"
+}
 
 out=/dev/stdout
 T=/sys/kernel/tracing
 modules="rdma_rxe ib_uverbs ib_core"
 funcs="ksys_write ksys_read __x64_sys_ioctl do_sys_poll do_epoll_wait"
 funcs+=" try_to_wake_up schedule __do_softirq"
+if [ "${1:-}" = --per-message ]; then
+	[ $# -eq 5 ] || usage
+	per_message "${@:2}"
+	exit 0
+fi
 while [ $# -gt 0 ]; do
 	case $1 in
 	--out | --tracefs | --modules | --funcs)
@@ -66,7 +92,8 @@ for f in $funcs; do
 	echo "$f" >>"$T/set_ftrace_filter" 2>/dev/null ||
 		echo "$prog: no traceable function $f in this kernel" >&2
 done
-[ -s "$T/set_ftrace_filter" ] || fail "nothing to trace"
+# tracefs files show size 0; an empty filter reads "#### all functions enabled ####".
+grep -q "^[^#]" "$T/set_ftrace_filter" || fail "nothing to trace"
 # A function entry takes about 32 bytes of ring buffer a CPU.
 echo "${KCALLS_BUFFER_KB:-49152}" >"$T/buffer_size_kb" ||
 	fail "cannot size the ring buffer (${KCALLS_BUFFER_KB:-49152} KiB a CPU)"

@@ -84,5 +84,17 @@ rc=$?
 check "an unknown option is named, exit 2" \
 	eval 'test "$rc" -eq 2 && grep -q "unknown option --bogus" "$tmp/err"'
 
+# Calls a message: two runs' counts, setup (here 5 and 1 calls) cancelling.
+printf '205 rxe_post_send\n7 ib_uverbs_open\n1 rxe_cq_post\n' >"$tmp/a"
+printf '605 rxe_post_send\n7 ib_uverbs_open\n9 rxe_cq_post\n4 schedule\n' >"$tmp/b"
+"$kc" --per-message 200 "$tmp/a" 600 "$tmp/b" >"$tmp/per" 2>&1
+check "--per-message: each function's calls a message, most first, total last" \
+	diff <(printf '1.000 rxe_post_send\n0.020 rxe_cq_post\n0.010 schedule\n1.030 total\n') \
+	"$tmp/per" || show "$tmp/per"
+"$kc" --per-message 600 "$tmp/a" 200 "$tmp/b" 2>"$tmp/err"
+rc=$?
+check "--per-message: N1 not below N2 is a usage error, exit 2" \
+	eval 'test "$rc" -eq 2 && grep -q "N1 < N2" "$tmp/err"'
+
 echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, $CHECKS_SKIPPED skipped"
 [ "$CHECKS_FAILED" -eq 0 ]
