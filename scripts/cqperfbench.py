@@ -8,7 +8,7 @@ share, one implementation each:
   (perftest_value), as perftest 4.5 and 6.x print it;
 - the statistics of paired runs: the median of the paired ratios
   ours/theirs and its interval from a paired bootstrap (bootstrap_ci,
-  stratified_ci), a verdict against 1 (verdict_of) or against a
+  stratified_ci; runs_ci where pairs are pooled from runs), a verdict against 1 (verdict_of) or against a
   tolerance (judge_ratio);
 - the bench reports (summarize and its helpers), which the benchmarks'
   classes call (their harness is scripts/cqperfbench_run.py).
@@ -186,16 +186,22 @@ def compare(label, rows, key, lower_better, what, vs="theirs", vs_name=None,
     c = {"what": what, "ours": key, "vs": vs_name or vs, "vs_column": vs_key,
          "lower_is_better": lower_better, "pairs": len(ratios),
          "ratios": ratios, "median": None, "ci95": None, "verdict": "none"}
+    groups = run_groups(paired)
+    if len(groups) > 1:
+        c.update(pair_runs=[p.split(".", 1)[0] for p, _ in paired],
+                 interval="runs resampled, then their pairs")
     if len(ratios) >= MIN_PAIRS:
-        lo, hi = bootstrap_ci(ratios)
+        lo, hi = runs_ci([[g] for g in groups.values()] if groups else
+                         [[ratios]])
         c.update(median=statistics.median(ratios), ci95=[lo, hi],
                  verdict=verdict_of(lo, hi, lower_better))
         text = "median %.3f, 95%% CI [%.3f, %.3f]" % (c["median"], lo, hi)
     else:
         text = "no verdict: %d complete pairs, %d wanted" % (len(ratios),
                                                             MIN_PAIRS)
-    print("%s  %s ours/%s: %s (%d pairs)"
-          % (" " * len(label), what, c["vs"], text, len(ratios)))
+    print("%s  %s ours/%s: %s (%d pairs%s)"
+          % (" " * len(label), what, c["vs"], text, len(ratios),
+             ", %d runs" % len(groups) if len(groups) > 1 else ""))
     runs = run_medians(paired)
     if runs:
         # Pairs of one run share its guest, which can move them all
@@ -218,17 +224,20 @@ def compare(label, rows, key, lower_better, what, vs="theirs", vs_name=None,
     VERDICTS.append((label, c))
     return c
 
-def run_medians(paired):
-    """With pairs pooled from runs (pool's RUN.PAIR), each run's median
-    of paired's (pair, ratio): [{run, pairs, median}]; [] for one run."""
+def run_groups(paired):
+    """paired's ratios by run, for pairs pooled from runs (pool's
+    RUN.PAIR): {run: [ratios]} in order; {} for pairs of one run."""
     by_run = {}
     for p, r in paired:
         if "." in p:
             by_run.setdefault(p.split(".", 1)[0], []).append(r)
-    if len(by_run) < 2:
-        return []
+    return by_run if len(by_run) > 1 else {}
+
+def run_medians(paired):
+    """With pairs pooled from runs, each run's median of paired's (pair,
+    ratio): [{run, pairs, median}]; [] for one run."""
     return [{"run": k, "pairs": len(v), "median": statistics.median(v)}
-            for k, v in by_run.items()]
+            for k, v in run_groups(paired).items()]
 
 def verdict_line(label, c):
     if c["median"] is None:
@@ -386,6 +395,29 @@ def stratified_ci(strata, resamples=RESAMPLES, seed=SEED, level=LEVEL):
     meds = sorted(statistics.median([s[int(rng.random() * len(s))]
                                      for s in strata for _ in s])
                   for _ in range(resamples))
+    return percentile_interval(meds, level)
+
+def runs_ci(runs, resamples=RESAMPLES, seed=SEED, level=LEVEL):
+    """stratified_ci of pairs pooled from runs: runs is [[ratios of a
+    case] a case] a run.  Each resample draws as many runs as there are,
+    with replacement, then each drawn run's pairs case by case: pairs of
+    one run share its guest, which can move them all alike, so the runs
+    disagreeing widens the interval as more pairs of one run cannot.
+    One run: stratified_ci itself."""
+    if len(runs) == 1:
+        return stratified_ci(runs[0], resamples, seed, level)
+    rng = random.Random(seed)
+    meds = []
+    for _ in range(resamples):
+        drawn = [runs[int(rng.random() * len(runs))] for _ in runs]
+        meds.append(statistics.median([s[int(rng.random() * len(s))]
+                                       for run in drawn for s in run
+                                       for _ in s]))
+    return percentile_interval(sorted(meds), level)
+
+def percentile_interval(meds, level):
+    """The LEVEL percentile interval of sorted resampled medians."""
+    resamples = len(meds)
     alpha = (1 - level) / 2
     lo = meds[int(math.floor(alpha * resamples))]
     hi = meds[min(resamples, int(math.ceil((1 - alpha) * resamples))) - 1]
@@ -409,7 +441,8 @@ def pooled(verdicts):
         if len(cs) < 2:
             continue
         strata = [c["ratios"] for c in cs]
-        lo, hi = stratified_ci(strata)
+        runs = runs_by_case(cs)
+        lo, hi = runs_ci(runs)
         out.append(("%s (all sizes)" % mode,
                     {"what": what, "vs": vs, "mode": mode,
                      "lower_is_better": lower_better,
@@ -417,9 +450,20 @@ def pooled(verdicts):
                      "sizes": len(strata),
                      "median": statistics.median(
                          [x for s in strata for x in s]),
-                     "ci95": [lo, hi], "interval": "stratified by size",
+                     "ci95": [lo, hi], "interval": "stratified by size" +
+                     ("; runs resampled, then their pairs" if len(runs) > 1
+                      else ""),
                      "verdict": verdict_of(lo, hi, lower_better)}))
     return out
+
+def runs_by_case(cs):
+    """runs_ci's runs from comparisons cs (one a size): [[ratios of a
+    size] a run]; one run when the pairs are not pooled from runs."""
+    if not all("pair_runs" in c for c in cs):
+        return [[c["ratios"] for c in cs]]
+    ids = distinct([{"run": k} for c in cs for k in c["pair_runs"]], "run")
+    return [[[x for x, k in zip(c["ratios"], c["pair_runs"]) if k == run]
+             for c in cs] for run in ids]
 
 def summarize(tsv, out, title, key, case, meta, cases="sizes"):
     """The whole report of the runs in tsv: title; for each value of
@@ -433,8 +477,12 @@ def summarize(tsv, out, title, key, case, meta, cases="sizes"):
     print(title)
     print("%d pairs, the order rotating; ratios ours/theirs pair by pair,"
           " their median and its 95%% CI" % len(distinct(rows, "pair")))
-    print("(paired bootstrap, %d resamples, seed %d); verdict ahead or"
-          " behind only when the CI excludes 1" % (RESAMPLES, SEED))
+    runs = len({p.split(".", 1)[0] for p in distinct(rows, "pair")
+                if "." in p})
+    print("(paired bootstrap%s, %d resamples, seed %d); verdict ahead or"
+          " behind only when the CI excludes 1"
+          % (" of the runs, then of each drawn run's pairs" if runs > 1
+             else "", RESAMPLES, SEED))
     summary = [case(v, [r for r in rows if r[key] == v])
                for v in distinct(rows, key)]
     pools = pooled(VERDICTS)
@@ -445,7 +493,9 @@ def summarize(tsv, out, title, key, case, meta, cases="sizes"):
                               "level": LEVEL,
                               "statistic": "median of the paired ratios"
                                            " ours/theirs",
-                              "interval": "percentile"},
+                              "interval": "percentile",
+                              "resampled": "runs, then their pairs"
+                                           if runs > 1 else "pairs"},
                    pooled=[c for _, c in pools],
                    **{cases: [e for _, e in summary]}),
               open(out, "w"), indent=2)

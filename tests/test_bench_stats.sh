@@ -245,6 +245,17 @@ summary runs "two runs pooled: each run's median kept" \
 	  for r in c["ratio"]["run_medians"]] == [("1", 7, 0.95), ("2", 7, 0.96)]'
 says runs "^ +each pooled run's median \(7 pairs each\): 0\.950 0\.960$"
 summary run2 "one run: no run medians" '"run_medians" not in c["ratio"]'
+# A third run whose pairs all sit 8 % above the first two runs' medians:
+# the interval draws runs first, then their pairs, and says so.
+ratio_tsv 4096 "1.07 1.09 1.08 1.06 1.10 1.08 1.07" >"$tmp/run3.tsv"
+report runs3 bench-cq_poll_bw.sh "$tmp/run1.tsv" "$tmp/run2.tsv" "$tmp/run3.tsv"
+ran runs3
+summary runs3 'three runs that disagree: parity, runs resampled, then pairs' \
+	'c["verdict"] == "parity" and c["ratio"]["pairs"] == 21 and
+	 c["ratio"]["interval"] == "runs resampled, then their pairs" and
+	 c["ratio"]["ci95"][1] > 1'
+says runs3 "ours/ib_send_bw: median 1\.010, 95% CI \[0\.9[0-9]+, 1\.[0-9]+\] \(21 pairs, 3 runs\)$"
+says runs3 "^\(paired bootstrap of the runs, then of each drawn run's pairs, 10000 resamples, seed 12\);"
 check "runs: the pooled runs kept as runs-pooled.tsv" \
 	test "$(grep -c '^poll-4096' "$tmp/runs/runs-pooled.tsv")" -eq 28
 "$scripts/bench-cq_poll_bw.sh" --report "$tmp/run1.tsv" --report "$tmp/run2.tsv" \

@@ -122,6 +122,40 @@ with contextlib.redirect_stdout(buf):
     b.compare("x", rows, "mbps", False, "bw")
 check("run medians: printed with their pairs where those differ",
       "   each pooled run's median/pairs: 0.500/2 1.000/3\n" in buf.getvalue())
+# Pooled runs' interval: runs drawn first, then their pairs.  Five
+# runs of 7 pairs, one of them 10 % above the rest: the pairs alone say
+# behind; the runs, whose medians disagree, cannot tell.
+off = (-0.015, -0.01, -0.005, 0, 0.005, 0.01, 0.015)
+runs = [[round(m + o, 3) for o in off] for m in (0.90, 0.92, 0.94, 0.95, 1.04)]
+flat = [x for r in runs for x in r]
+lo, hi = b.bootstrap_ci(flat)
+rlo, rhi = b.runs_ci([[r] for r in runs])
+check("runs interval: wider where the runs disagree (pairs %.3f-%.3f, runs"
+      " %.3f-%.3f)" % (lo, hi, rlo, rhi), hi < 1 < rhi and rlo < lo)
+agree = [[round(m + o, 3) for o in off] for m in (0.95, 0.96, 0.94, 0.95, 0.96)]
+check("runs interval: where they agree it stays behind",
+      b.runs_ci([[r] for r in agree])[1] < 1)
+check("runs interval: one run is the pairs' own interval",
+      b.runs_ci([[runs[0]]]) == b.bootstrap_ci(runs[0]))
+rows = []
+for k, r in enumerate(runs, 1):
+    for p, x in enumerate(r, 1):
+        rows += [{"pair": "%d.%d" % (k, p), "tool": "ours", "mbps": str(x)},
+                 {"pair": "%d.%d" % (k, p), "tool": "theirs", "mbps": "1"}]
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    c = b.compare("x", rows, "mbps", False, "bw")
+check("runs interval: compare uses it, says so and keeps each pair's run",
+      c["verdict"] == "parity" and c["ci95"] == [rlo, rhi] and
+      c["interval"] == "runs resampled, then their pairs" and
+      c["pair_runs"] == [str(k) for k in range(1, 6) for _ in off] and
+      "(35 pairs, 5 runs)" in buf.getvalue())
+two = [{"ratios": [0.9, 0.8, 1.1], "pair_runs": ["1", "2", "2"]},
+       {"ratios": [0.7, 1.2], "pair_runs": ["2", "3"]}]
+check("runs interval, all sizes: each run's pairs size by size",
+      b.runs_by_case(two) == [[[0.9], []], [[0.8, 1.1], [0.7]], [[], [1.2]]]
+      and b.runs_by_case([{"ratios": [1.0]}, two[0]]) ==
+      [[[1.0], [0.9, 0.8, 1.1]]])
 
 many = []
 for run in range(1, 21):
