@@ -8,8 +8,8 @@ share, one implementation each:
   (perftest_value), as perftest 4.5 and 6.x print it;
 - the statistics of paired runs: the median of the paired ratios
   ours/theirs and its interval from a paired bootstrap (bootstrap_ci,
-  stratified_ci; runs_ci where pairs are pooled from runs), a verdict against 1 (verdict_of) or against a
-  tolerance (judge_ratio);
+  stratified_ci; runs_ci where pairs are pooled from runs), a verdict
+  against 1 (verdict_of) or against a tolerance (judge_ratio);
 - the bench reports (summarize and its helpers), which the benchmarks'
   classes call (their harness is scripts/cqperfbench_run.py).
 
@@ -188,7 +188,7 @@ def compare(label, rows, key, lower_better, what, vs="theirs", vs_name=None,
          "ratios": ratios, "median": None, "ci95": None, "verdict": "none"}
     groups = run_groups(paired)
     if len(groups) > 1:
-        c.update(pair_runs=[p.split(".", 1)[0] for p, _ in paired],
+        c.update(pair_runs=[run_of(p) for p, _ in paired],
                  interval="runs resampled, then their pairs")
     if len(ratios) >= MIN_PAIRS:
         lo, hi = runs_ci([[g] for g in groups.values()] if groups else
@@ -224,13 +224,17 @@ def compare(label, rows, key, lower_better, what, vs="theirs", vs_name=None,
     VERDICTS.append((label, c))
     return c
 
+def run_of(pair):
+    """The run of a pair pooled from runs (pool's RUN.PAIR), else None."""
+    return pair.split(".", 1)[0] if "." in pair else None
+
 def run_groups(paired):
-    """paired's ratios by run, for pairs pooled from runs (pool's
-    RUN.PAIR): {run: [ratios]} in order; {} for pairs of one run."""
+    """paired's ratios by run, for pairs pooled from runs: {run: [ratios]}
+    in order; {} for pairs of one run."""
     by_run = {}
     for p, r in paired:
-        if "." in p:
-            by_run.setdefault(p.split(".", 1)[0], []).append(r)
+        if run_of(p) is not None:
+            by_run.setdefault(run_of(p), []).append(r)
     return by_run if len(by_run) > 1 else {}
 
 def run_medians(paired):
@@ -477,8 +481,7 @@ def summarize(tsv, out, title, key, case, meta, cases="sizes"):
     print(title)
     print("%d pairs, the order rotating; ratios ours/theirs pair by pair,"
           " their median and its 95%% CI" % len(distinct(rows, "pair")))
-    runs = len({p.split(".", 1)[0] for p in distinct(rows, "pair")
-                if "." in p})
+    runs = len({run_of(p) for p in distinct(rows, "pair")} - {None})
     print("(paired bootstrap%s, %d resamples, seed %d); verdict ahead or"
           " behind only when the CI excludes 1"
           % (" of the runs, then of each drawn run's pairs" if runs > 1

@@ -29,15 +29,19 @@ per_message() { # N1 FILE1 N2 FILE2
 		exit 2
 	}
 	[ -r "$2" ] && [ -r "$4" ] || { echo "$prog: cannot read $2 or $4" >&2; exit 2; }
-	# FILE1's counts negative, FILE2's positive, over N2 - N1.
-	delta() {
-		awk -v n="$(($3 - $1))" 'FNR == 1 { k++ }
-			{ c[$2] += (k == 1 ? -$1 : $1) }
-			END { for (f in c) printf "%.3f %s\n", c[f] / n, f }' "$2" "$4"
-	}
-	delta "$@" | awk '$1 != "0.000" && $1 != "-0.000"' | sort -k1,1gr -k2
-	awk -v n="$(($3 - $1))" 'FNR == 1 { k++ } { t += (k == 1 ? -$1 : $1) }
-		END { printf "%.3f total\n", t / n }' "$2" "$4"
+	# FILE1's counts negative, FILE2's positive, over N2 - N1; the
+	# functions sorted, most called first, then the total of them all.
+	awk -v n="$(($3 - $1))" 'FNR == 1 { k++ }
+		{ c[$2] += (k == 1 ? -$1 : $1); t += (k == 1 ? -$1 : $1) }
+		END {
+			by = "sort -k1,1gr -k2"
+			for (f in c) {
+				d = sprintf("%.3f", c[f] / n)
+				if (d != "0.000" && d != "-0.000") print d, f | by
+			}
+			close(by)
+			printf "%.3f total\n", t / n
+		}' "$2" "$4"
 }
 
 out=/dev/stdout
