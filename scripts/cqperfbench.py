@@ -482,10 +482,12 @@ def summarize(tsv, out, title, key, case, meta, cases="sizes"):
     print("%d pairs, the order rotating; ratios ours/theirs pair by pair,"
           " their median and its 95%% CI" % len(distinct(rows, "pair")))
     runs = len({run_of(p) for p in distinct(rows, "pair")} - {None})
-    print("(paired bootstrap%s, %d resamples, seed %d); verdict ahead or"
+    # Pooled: the method's longer name takes a line of its own (100
+    # columns).
+    print("(paired bootstrap%s, %d resamples, seed %d);%sverdict ahead or"
           " behind only when the CI excludes 1"
           % (" of the runs, then of each drawn run's pairs" if runs > 1
-             else "", RESAMPLES, SEED))
+             else "", RESAMPLES, SEED, "\n" if runs > 1 else " "))
     summary = [case(v, [r for r in rows if r[key] == v])
                for v in distinct(rows, key)]
     pools = pooled(VERDICTS)
