@@ -167,6 +167,20 @@ static int check_payload(const struct cqp_ud *ud, const struct ibv_wc *wc,
 	return 0;
 }
 
+/* Receives reaped: checked and queued for reposting. */
+static int settle(struct lat_ctx *c, const struct ibv_wc *got, int ngot,
+		  uint32_t size)
+{
+	for (int k = 0; k < ngot; k++) {
+		int rc =
+		    cqp_ud_recv_done(&c->ud, c->ud.rx, &got[k], size, false);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* Reaps until wait_ms after since_ns: send completions are retired,
  * receives handed back through *got and queued for reposting, which the
  * caller does once the latency-critical step is done.  Returns how many
@@ -187,36 +201,19 @@ static int reap(struct lat_ctx *c, uint64_t since_ns, uint32_t wait_ms,
 						    REAP_MAX, since_ns, wait_ms)
 			 : cqp_comp_reap_from(c->ud.comps.comp, wc, REAP_MAX,
 					      since_ns, wait_ms);
+	int rc;
 
 	*ngot = 0;
 	for (int k = 0; k < n; k++) {
-		int rc;
-
 		if (!(wc[k].opcode & IBV_WC_RECV)) {
 			c->outstanding -= (uint32_t)wc[k].wr_id;
 			continue;
 		}
-		if (!later && (rc = cqp_ud_recv_done(&c->ud, c->ud.rx, &wc[k],
-						     size, false)) < 0)
-			return rc;
 		got[(*ngot)++] = wc[k];
 	}
+	if (!later && n > 0 && (rc = settle(c, got, *ngot, size)) < 0)
+		return rc;
 	return n;
-}
-
-/* The receives a reap with `later` left: checked and queued for
- * reposting. */
-static int settle(struct lat_ctx *c, const struct ibv_wc *got, int ngot,
-		  uint32_t size)
-{
-	for (int k = 0; k < ngot; k++) {
-		int rc =
-		    cqp_ud_recv_done(&c->ud, c->ud.rx, &got[k], size, false);
-
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
 }
 
 /* The send queue must not fill with completions nobody reaped yet.
