@@ -297,6 +297,12 @@ static int poll_cq(struct cqp_comp *c, struct cqp_comp_cq *q, int want,
 	return r;
 }
 
+/* ibv_poll_cq's failure r (< 0), said. */
+static int poll_failed(int r)
+{
+	return cqp_fail(CQP_E_DEVICE, "ibv_poll_cq: %s", strerror(-r));
+}
+
 /* One ibv_poll_cq of q, counted: the entries, or a failure. */
 static int poll_counted(struct cqp_comp *c, struct cqp_comp_cq *q, int want,
 			struct ibv_wc *wc)
@@ -305,7 +311,7 @@ static int poll_counted(struct cqp_comp *c, struct cqp_comp_cq *q, int want,
 
 	c->cnt.polls++;
 	if (r < 0)
-		return cqp_fail(CQP_E_DEVICE, "ibv_poll_cq: %s", strerror(-r));
+		return poll_failed(r);
 	if (r == 0)
 		c->cnt.empty_polls++;
 	return r;
@@ -809,8 +815,7 @@ static int spin_one(struct cqp_comp *c, struct ibv_wc *wc, int max)
 	if (n == 0)
 		return rc;
 	if (n < 0)
-		return completion_failed(
-		    c, cqp_fail(CQP_E_DEVICE, "ibv_poll_cq: %s", strerror(-n)));
+		return completion_failed(c, poll_failed(n));
 	if (!c->cfg.poll_batch)
 		batch_auto(c, want, n);
 	n = check_statuses(c, wc, n);
