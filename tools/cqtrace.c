@@ -9,10 +9,10 @@
  * At exit it writes PREFIX.PID: a header line, then one line per event,
  * "TSC KIND N": R a poll that found N completions, a receive among them;
  * S one that found sends only; W a post's doorbell write() begins; X it
- * returned.  The doorbell is rxe's (a POST_SEND command written to the
- * uverbs file); a provider that rings its doorbell in user space shows
- * no W.  The header gives the TSC and CLOCK_MONOTONIC_RAW at load and at
- * exit, for the TSC's rate (where there is no TSC, the stamps are that
+ * returned.  The doorbell is rxe's (a POST_SEND command written to an
+ * opened context's uverbs file); a provider that rings its doorbell in user
+ * space shows no W.  The header gives the TSC and CLOCK_MONOTONIC_RAW at load
+ * and at exit, for the TSC's rate (where there is no TSC, the stamps are that
  * clock's).  A diagnostic: built, never installed. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dlsym's RTLD_NEXT */
@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,18 @@ static unsigned long nev, cap;
 static uint64_t tsc0, ns0;
 static int (*real_poll)(struct ibv_cq *, int, struct ibv_wc *);
 static ssize_t (*real_write)(int, const void *, size_t);
+/* The opened contexts' command files: only their writes are doorbells. */
+#define MAX_CTX 16
+static int cmd_fds[MAX_CTX];
+static unsigned ncmd;
+
+static bool is_cmd_fd(int fd)
+{
+	for (unsigned i = 0; i < ncmd; i++)
+		if (cmd_fds[i] == fd)
+			return true;
+	return false;
+}
 
 static uint64_t raw_ns(void)
 {
@@ -93,8 +106,8 @@ static int traced_poll(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
 ssize_t write(int fd, const void *buf, size_t len)
 {
 	const struct ib_uverbs_cmd_hdr *h = buf;
-	int post = evs && len >= sizeof(*h) &&
-		   h->command == IB_USER_VERBS_CMD_POST_SEND;
+	bool post = evs && len >= sizeof(*h) && is_cmd_fd(fd) &&
+		    h->command == IB_USER_VERBS_CMD_POST_SEND;
 	ssize_t r;
 
 	if (!real_write)
@@ -121,6 +134,8 @@ struct ibv_context *ibv_open_device(struct ibv_device *dev)
 	if (c && evs && c->ops.poll_cq != traced_poll) {
 		real_poll = c->ops.poll_cq;
 		c->ops.poll_cq = traced_poll;
+		if (ncmd < MAX_CTX)
+			cmd_fds[ncmd++] = c->cmd_fd;
 	}
 	return c;
 }
