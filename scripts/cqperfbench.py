@@ -233,8 +233,9 @@ def run_groups(paired):
     in order; {} for pairs of one run."""
     by_run = {}
     for p, r in paired:
-        if run_of(p) is not None:
-            by_run.setdefault(run_of(p), []).append(r)
+        run = run_of(p)
+        if run is not None:
+            by_run.setdefault(run, []).append(r)
     return by_run if len(by_run) > 1 else {}
 
 def run_medians(paired):
