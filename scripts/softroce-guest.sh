@@ -28,7 +28,9 @@
 # (console log + timings on stderr), CQPERF_KVM=1 (try KVM, fall back to
 # TCG), CQPERF_STREAM=0 (print output at the end instead of live),
 # CQPERF_GUEST_KERNEL_PKG (pin the kernel package), CQPERF_GUEST_SMP,
-# CQPERF_GUEST_MEM, CQPERF_KERNEL_ARGS (extra guest kernel arguments).
+# CQPERF_GUEST_MEM, CQPERF_KERNEL_ARGS (extra guest kernel arguments),
+# CQPERF_QEMU_PLUGIN (a TCG plugin, e.g. build/tools/libqcount.so, loaded
+# with dir= the guest's CQPERF_OUT as seen from the host).
 set -euo pipefail
 
 prog=${0##*/}
@@ -521,6 +523,7 @@ run_qemu() {
         -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
         -virtfs "local,path=$share,mount_tag=cqperfout,security_model=none" \
         "${work_share[@]}" "${node_args[@]}" \
+        ${CQPERF_QEMU_PLUGIN:+-plugin "$CQPERF_QEMU_PLUGIN,arg=dir=$share/out"} \
         </dev/null >"$console" 2>&1 &
     qpid=$!
     if [ "$stream" = 1 ]; then
