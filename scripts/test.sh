@@ -116,6 +116,11 @@ ck_log=$log/clock.log
 "$top/tests/clock/run.sh" "$top/build/src" 2>&1 | tee "$ck_log"
 add_suite clock "$ck_log" "${PIPESTATUS[0]}"
 
+# tools/libqcount.so in a guest booted with it (boots its own).
+qc_log=$log/qcount.log
+"$top/tests/qcount/run.sh" "$top/build/src" 2>&1 | tee "$qc_log"
+add_suite qcount "$qc_log" "${PIPESTATUS[0]}"
+
 # Two nodes: every binary's server and client in two QEMU guests joined by
 # a socket network (run here: it boots the guests itself).
 tn_log=$log/twonode.log
