@@ -14,6 +14,9 @@
  * per vCPU.  Counts are cumulative since boot.  A diagnostic: built, never
  * installed.  Declares the part of QEMU's plugin API (version 1, QEMU 7.2)
  * it uses, so that no QEMU headers are needed to build it. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* nanosleep under -std=c11 too */
+#endif
 #include <dirent.h>
 #include <inttypes.h>
 #include <pthread.h>
