@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
 """qcount.py: guest instructions per exchange of ud_send_lat and perftest's
-ib_send_lat -c UD, kernel and user space apart, counted by the QEMU plugin
+ib_send_lat -c UD (--tools: and rdma-core's ibv_ud_pingpong, "pingpong"),
+kernel and user space apart, counted by the QEMU plugin
 tools/libqcount.so (see tools/qcount.c) outside both tools and outside
 the emulator's timing.
 
@@ -23,9 +24,12 @@ branch) per vCPU.  They include timer ticks and the odd reseeding of the
 kernel's random pool, noise that longer runs shrink.  User space is left
 out of the table (--json has it): poll mode spins there, so its counts
 grow with the time an exchange takes; the benches' callgrind figure is
-the user-space work per message.  With blocks dumped, --functions K lists
+the user-space work per message.  With blocks dumped, --functions K adds
+the user-space work outside the spin (the instructions of the blocks that
+run fewer than 4 times an exchange, and how many of them run at least
+every other exchange) and lists
 the K kernel functions whose instructions per exchange differ most
-between the first two tools.  A second tool adds a ratio column.
+between the first two tools.  Two tools add a ratio column.
 Exit: 0; 1 when a snapshot is missing or the plugin did not answer;
 2 on usage errors.
 """
@@ -43,7 +47,9 @@ from cqperflib import UsageError, arg_parser, usage_error  # noqa: E402
 PROG = "qcount.py"
 FIELDS = ("insns_u", "insns_k", "blocks_u", "blocks_k", "tsc_u", "tsc_k")
 KERNEL = 0xffff800000000000
-TOOLS = ("ours", "perftest")
+TOOLS = ("ours", "perftest", "pingpong")
+# A user block run fewer times an exchange is the exchange's own work.
+SPIN_RUNS = 4
 
 
 class Missing(Exception):
@@ -80,6 +86,10 @@ def commands(tool, a, n, port):
         c = s + ["-t", "1", "-r", str(a.depth), "-I", "0", "--warmup", "0",
                  "--cq-mode", "poll", "-s", "64", "-n", str(n)]
         return s, c
+    if tool == "pingpong":
+        s = ["ibv_ud_pingpong", "-d", a.dev, "-g", str(a.gid), "-p", str(port),
+             "-s", "64", "-n", str(n), "-r", str(a.depth)]
+        return s, list(s)
     s = ["ib_send_lat", "-c", "UD"] + dev + [
         "-p", str(port), "-s", "64", "-n", str(n), "-r", str(a.depth), "-F"]
     return s, list(s)
@@ -190,46 +200,67 @@ def load_kallsyms(path):
 
 
 def block_counts(path, lookup):
-    """{(function, vcpu): instructions run} of the kernel's blocks."""
-    c = collections.Counter()
+    """Instructions run: {(function, vcpu)} of the kernel's blocks and
+    {(address, length, vcpu)} of user space's (summed over the blocks
+    translated again at one address)."""
+    kern, user = collections.Counter(), collections.Counter()
     with open(path) as f:
         for line in f:
             p = line.split()
             va, insns = int(p[0], 16), int(p[1])
-            if va < KERNEL:
-                continue
-            fn = lookup(va)
             for cpu, runs in enumerate(p[2:]):
-                if runs != "0":
-                    c[(fn, cpu)] += insns * int(runs)
-    return c
+                if runs == "0":
+                    continue
+                if va >= KERNEL:
+                    kern[(lookup(va), cpu)] += insns * int(runs)
+                else:
+                    user[(va, insns, cpu)] += insns * int(runs)
+    return kern, user
 
 
-def functions(d, tools, lengths, k):
+def blocks(d, tools, lengths):
+    """Per tool, per exchange: {(function, vcpu): kernel instructions} and
+    {vcpu: (user instructions, distinct blocks)} of the user blocks that
+    run fewer than SPIN_RUNS times an exchange, the exchange's own work
+    (the spin loop's run hundreds of times)."""
     addrs, names = load_kallsyms(os.path.join(d, "kallsyms"))
 
     def lookup(va):
         i = bisect.bisect_right(addrs, va) - 1
         return names[i] if i >= 0 else "?"
 
-    per = {}
+    kern, work = {}, {}
     for tool in tools:
         lo, hi = min(lengths[tool]), max(lengths[tool])
         w = {}
         for n in (lo, hi):
-            a = block_counts(os.path.join(d, "qtb-tb-a-%s-%d.txt" % (tool, n)),
-                             lookup)
-            b = block_counts(os.path.join(d, "qtb-tb-b-%s-%d.txt" % (tool, n)),
-                             lookup)
-            w[n] = {key: b[key] - a.get(key, 0) for key in b}
-        per[tool] = {key: (w[hi].get(key, 0) - w[lo].get(key, 0)) / (hi - lo)
-                     for key in set(w[lo]) | set(w[hi])}
+            ka, ua = block_counts(
+                os.path.join(d, "qtb-tb-a-%s-%d.txt" % (tool, n)), lookup)
+            kb, ub = block_counts(
+                os.path.join(d, "qtb-tb-b-%s-%d.txt" % (tool, n)), lookup)
+            w[n] = ({x: kb[x] - ka.get(x, 0) for x in kb},
+                    {x: ub[x] - ua.get(x, 0) for x in ub})
+        diff = [{x: (w[hi][i].get(x, 0) - w[lo][i].get(x, 0)) / (hi - lo)
+                 for x in set(w[lo][i]) | set(w[hi][i])} for i in (0, 1)]
+        kern[tool] = diff[0]
+        work[tool] = collections.defaultdict(lambda: [0.0, 0])
+        for (va, insns, cpu), per in diff[1].items():
+            if 0 < per < SPIN_RUNS * insns:
+                work[tool][cpu][0] += per
+                # Blocks of the exchange, not setup's stragglers.
+                work[tool][cpu][1] += per >= insns / 2
+    return kern, work
+
+
+def functions(kern, tools, k):
+    """The k kernel (function, vcpu) whose instructions per exchange
+    differ most between the first two tools."""
     t0, t1 = tools[:2]
-    keys = set(per[t0]) | set(per[t1])
-    top = sorted(keys, key=lambda x: (-abs(per[t0].get(x, 0) -
-                                          per[t1].get(x, 0)), x))[:k]
-    return [{"function": fn, "vcpu": cpu, t0: per[t0].get((fn, cpu), 0),
-             t1: per[t1].get((fn, cpu), 0)} for fn, cpu in top]
+    keys = set(kern[t0]) | set(kern[t1])
+    top = sorted(keys, key=lambda x: (-abs(kern[t0].get(x, 0) -
+                                          kern[t1].get(x, 0)), x))[:k]
+    return [{"function": fn, "vcpu": cpu, t0: kern[t0].get((fn, cpu), 0),
+             t1: kern[t1].get((fn, cpu), 0)} for fn, cpu in top]
 
 
 def report(a):
@@ -239,29 +270,42 @@ def report(a):
     tools = [t for t in TOOLS if t in res] + sorted(set(res) - set(TOOLS))
     ncpu = max(1 + max((i for i, c in enumerate(res[t])
                         if any(c.values())), default=0) for t in tools)
-    fns = None
+    fns = work = None
     if a.functions:
         if len(tools) < 2:
             raise UsageError("--functions: two tools' blocks are needed")
-        fns = functions(a.dir, tools, {t: wins[t] for t in tools},
-                        a.functions)
+        kern, work = blocks(a.dir, tools, {t: wins[t] for t in tools})
+        fns = functions(kern, tools, a.functions)
+        work = {t: [{"insns": work[t][c][0], "blocks": work[t][c][1]}
+                    for c in range(ncpu)] for t in tools}
     if a.json:
         json.dump({"per_exchange": {t: res[t][:ncpu] for t in tools},
-                   "functions": fns}, sys.stdout, indent=1, sort_keys=True)
+                   "functions": fns, "user_work": work}, sys.stdout,
+                  indent=1, sort_keys=True)
         print()
         return 0
     ratio = len(tools) == 2
-    print("%-18s" % "per exchange" + "".join("%12s" % t[:11] for t in tools) +
+    print("%-22s" % "per exchange" + "".join("%12s" % t[:11] for t in tools) +
           ("%12s" % "ratio" if ratio else ""))
     for cpu in range(ncpu):
         for f, label in (("insns_k", "kernel insns"),
                          ("blocks_k", "kernel blocks")):
             vals = [res[t][cpu][f] for t in tools]
-            line = "%-18s" % ("vCPU%d %s" % (cpu, label))
+            line = "%-22s" % ("vCPU%d %s" % (cpu, label))
             line += "".join("%12.0f" % v for v in vals)
             if ratio and vals[1]:
                 line += "%12.3f" % (vals[0] / vals[1])
             print(line)
+    if work:
+        for cpu in range(ncpu):
+            for f, label in (("insns", "user work insns"),
+                             ("blocks", "user work blocks")):
+                vals = [work[t][cpu][f] for t in tools]
+                line = "%-22s" % ("vCPU%d %s" % (cpu, label))
+                line += "".join("%12.0f" % v for v in vals)
+                if ratio and vals[1]:
+                    line += "%12.3f" % (vals[0] / vals[1])
+                print(line)
     if fns:
         print("\nkernel functions, insns per exchange (most different "
               "first)")
@@ -301,7 +345,7 @@ def main(argv):
                              "(1 or more), like 2000,12000")
         a.tools = a.tools.split(",")
         if not set(a.tools) <= set(TOOLS):
-            raise UsageError("--tools: a list of %s" % " and ".join(TOOLS))
+            raise UsageError("--tools: a comma list of %s" % ", ".join(TOOLS))
         a.depth = min(a.lengths)
         return run(a)
     if a.cmd == "report":

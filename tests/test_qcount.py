@@ -90,6 +90,11 @@ with tempfile.TemporaryDirectory() as d:
     check("--functions: the most different first, by kallsyms' text symbols",
           rc == 0 and fn[0] == ["vCPU0", "fn_a", "10.0", "4.0"] and
           fn[1] == ["vCPU1", "fn_b", "3.0", "3.0"])
+    rows = {" ".join(r.split()[:4]): r.split()[4:] for r in out.splitlines()}
+    check("--functions: user work outside the spin, a block run once an "
+          "exchange",
+          rows.get("vCPU0 user work insns") == ["9", "9", "1.000"] and
+          rows.get("vCPU0 user work blocks") == ["1", "1", "1.000"])
 
     with open(os.path.join(d, "qcount.log"), "a") as f:
         f.write(line("a-lonely-1000", snap(OURS, 0)))
