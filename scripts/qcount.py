@@ -74,9 +74,16 @@ def mark(out, name, wait_s=10):
 
 
 def listening(port):
-    with open("/proc/net/tcp") as f:
-        return any(line.split()[1].endswith(":%04X" % port) and
-                   line.split()[3] == "0A" for line in f.readlines()[1:])
+    """Something listens on TCP port, over IPv4 or IPv6."""
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name) as f:
+                rows = [line.split() for line in f.readlines()[1:]]
+        except OSError:
+            continue
+        if any(r[1].endswith(":%04X" % port) and r[3] == "0A" for r in rows):
+            return True
+    return False
 
 
 def commands(tool, a, n, port):
