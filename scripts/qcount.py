@@ -270,6 +270,19 @@ def functions(kern, tools, k):
              t1: kern[t1].get((fn, cpu), 0)} for fn, cpu in top]
 
 
+def rows(table, tools, ncpu, fields):
+    """Per vCPU, a line per (field, label): each tool's figure, and the
+    first over the second when there are two tools."""
+    for cpu in range(ncpu):
+        for f, label in fields:
+            vals = [table[t][cpu][f] for t in tools]
+            line = "%-22s" % ("vCPU%d %s" % (cpu, label))
+            line += "".join("%12.0f" % v for v in vals)
+            if len(tools) == 2 and vals[1]:
+                line += "%12.3f" % (vals[0] / vals[1])
+            print(line)
+
+
 def report(a):
     snaps = load_log(os.path.join(a.dir, "qcount.log"))
     wins = windows(snaps)
@@ -294,25 +307,11 @@ def report(a):
     ratio = len(tools) == 2
     print("%-22s" % "per exchange" + "".join("%12s" % t[:11] for t in tools) +
           ("%12s" % "ratio" if ratio else ""))
-    for cpu in range(ncpu):
-        for f, label in (("insns_k", "kernel insns"),
-                         ("blocks_k", "kernel blocks")):
-            vals = [res[t][cpu][f] for t in tools]
-            line = "%-22s" % ("vCPU%d %s" % (cpu, label))
-            line += "".join("%12.0f" % v for v in vals)
-            if ratio and vals[1]:
-                line += "%12.3f" % (vals[0] / vals[1])
-            print(line)
+    rows(res, tools, ncpu, (("insns_k", "kernel insns"),
+                            ("blocks_k", "kernel blocks")))
     if work:
-        for cpu in range(ncpu):
-            for f, label in (("insns", "user work insns"),
-                             ("blocks", "user work blocks")):
-                vals = [work[t][cpu][f] for t in tools]
-                line = "%-22s" % ("vCPU%d %s" % (cpu, label))
-                line += "".join("%12.0f" % v for v in vals)
-                if ratio and vals[1]:
-                    line += "%12.3f" % (vals[0] / vals[1])
-                print(line)
+        rows(work, tools, ncpu, (("insns", "user work insns"),
+                                 ("blocks", "user work blocks")))
     if fns:
         print("\nkernel functions, insns per exchange (most different "
               "first)")
