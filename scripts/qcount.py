@@ -42,7 +42,8 @@ import sys
 import time
 
 sys.path[:0] = [os.path.dirname(os.path.realpath(__file__))]
-from cqperflib import UsageError, arg_parser, usage_error  # noqa: E402
+from cqperflib import (UsageError, arg_parser, usage_error,  # noqa: E402
+                       wait_listen)
 
 PROG = "qcount.py"
 FIELDS = ("insns_u", "insns_k", "blocks_u", "blocks_k", "tsc_u", "tsc_k")
@@ -71,19 +72,6 @@ def mark(out, name, wait_s=10):
             raise Missing("no snapshot %s within %d s: is the plugin "
                           "loaded (CQPERF_QEMU_PLUGIN)?" % (name, wait_s))
         time.sleep(0.005)
-
-
-def listening(port):
-    """Something listens on TCP port, over IPv4 or IPv6."""
-    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(name) as f:
-                rows = [line.split() for line in f.readlines()[1:]]
-        except OSError:
-            continue
-        if any(r[1].endswith(":%04X" % port) and r[3] == "0A" for r in rows):
-            return True
-    return False
 
 
 def commands(tool, a, n, port):
@@ -120,10 +108,8 @@ def run(a):
             with open(os.path.join(out, "%s-%d.log" % (tool, n)), "w") as log:
                 srv = subprocess.Popen(["taskset", "-c", "0"] + s,
                                        stdout=log, stderr=log)
-                end = time.monotonic() + 20
-                while not listening(port) and srv.poll() is None and \
-                        time.monotonic() < end:
-                    time.sleep(0.05)
+                # A server that never listens fails its client below.
+                wait_listen(port, srv, 20)
                 mark(out, "%sa-%s-%d" % (prefix, tool, n))
                 rc = subprocess.call(["taskset", "-c", "1"] + c +
                                      [a.server], stdout=log, stderr=log)

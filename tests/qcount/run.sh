@@ -29,17 +29,16 @@ CQPERF_FORCE_GUEST=1 CQPERF_QEMU_PLUGIN=$plugin \
 	>"$out/guest.log" 2>&1
 rc=$?
 check "the guest's runs end well, every snapshot answered (exit $rc)" \
-	test "$rc" -eq 0 || tail -5 "$out/guest.log"
+	test "$rc" -eq 0 || show "$out/guest.log"
 check "eight snapshots: before and after each tool's two runs" \
 	test "$(grep -c ' vcpus ' "$out/qcount.log" 2>/dev/null)" -eq 8
 "$top/scripts/qcount.py" report --json "$out" >"$out/report.json" 2>"$out/report.err"
 check "the report reads them" test -s "$out/report.json" ||
-	cat "$out/report.err"
+	show "$out/report.err"
 # vCPU c's kernel instructions per exchange, ours or perftest's.
 kins() {
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
-print(int(d["per_exchange"][sys.argv[2]][int(sys.argv[3])]["insns_k"]))' \
-		"$out/report.json" "$1" "$2" 2>/dev/null || echo 0
+	json_get "$out/report.json" \
+		"int(d['per_exchange']['$1'][$2]['insns_k'])" 2>/dev/null || echo 0
 }
 for c in 0 1; do
 	o=$(kins ours $c) p=$(kins perftest $c)
