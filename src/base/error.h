@@ -28,14 +28,20 @@ enum cqp_errcode {
 	CQP_E__COUNT
 };
 
-/* Record a failure; returns -code so callers can `return cqp_fail(...)`. */
+/* A function that only reports a failure: kept out of line and out of
+ * the hot loops that call it. */
+#define CQP_COLD __attribute__((cold, noinline))
+
+/* Record a failure; returns -code so callers can `return cqp_fail(...)`.
+ * Cold: the compiler moves the paths that fail out of the per-message
+ * loops they sit in. */
 int cqp_fail(enum cqp_errcode code, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3), cold));
 
 /* Re-fail with context: "PREFIX: <the last message>" (the last message
  * is copied first: cqp_fail formats into the buffer cqp_errmsg reads). */
 int cqp_fail_wrap(enum cqp_errcode code, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3), cold));
 
 /* The code and message of the last cqp_fail() on this thread. */
 enum cqp_errcode cqp_errcode(void);

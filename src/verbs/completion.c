@@ -92,6 +92,7 @@ static void policy_reset(struct cqp_comp *c)
 			c->cfg.p99_target_us);
 	c->in_spell = false;
 	c->last_comp_ns = 0;
+	c->gaps = cqp_policy_wants_gaps(&c->pol);
 	c->batch = c->cfg.poll_batch ? c->cfg.poll_batch : CQP_BATCH_AUTO_MIN;
 }
 
@@ -258,7 +259,7 @@ int cqp_comp_moderate(struct cqp_comp *c, uint32_t count, uint32_t usec)
 	return usec ? 0 : residue_polls(c);
 }
 
-static int bad_completion(const struct ibv_wc *wc)
+CQP_COLD static int bad_completion(const struct ibv_wc *wc)
 {
 	return cqp_fail(CQP_E_COMPLETION,
 			"work completion error on QP %u: %s (status %d, "
@@ -360,14 +361,20 @@ static int poll_pass(struct cqp_comp *c, struct ibv_wc *wc, int max)
 	return check_statuses(c, wc, n);
 }
 
-/* SIGINT/SIGTERM, or another thread of the step failed: 0 when neither. */
-static int stopping(const struct cqp_comp *c)
+CQP_COLD static int stopped(const struct cqp_comp *c)
 {
 	if (c->cfg.stop && *c->cfg.stop)
 		return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
-	if (c->cfg.abort && atomic_load(c->cfg.abort))
-		return cqp_fail(CQP_E_INTERRUPTED,
-				"stopped: another thread failed");
+	return cqp_fail(CQP_E_INTERRUPTED, "stopped: another thread failed");
+}
+
+/* SIGINT/SIGTERM, or another thread of the step failed: 0 when neither.
+ * Inline, the message apart: it is asked on every reap. */
+static inline int stopping(const struct cqp_comp *c)
+{
+	if ((c->cfg.stop && *c->cfg.stop) ||
+	    (c->cfg.abort && atomic_load(c->cfg.abort)))
+		return stopped(c);
 	return 0;
 }
 
@@ -688,7 +695,7 @@ static int drain_woken(struct cqp_comp *c, struct ibv_wc *wc, int max)
 	return check_statuses(c, wc, n);
 }
 
-static int found(struct cqp_comp *c, int n)
+static inline int found(struct cqp_comp *c, int n)
 {
 	if (c->after_wake)
 		c->cnt.sleep_completions += (uint64_t)n;
@@ -701,7 +708,7 @@ static int found(struct cqp_comp *c, int n)
 			c->cnt.spin_ns += c->spell_last_ns - c->spell_ns;
 		c->in_spell = false;
 	}
-	if (cqp_policy_wants_gaps(&c->pol)) {
+	if (c->gaps) {
 		uint64_t now = cqp_now_ns();
 
 		if (c->last_comp_ns)

@@ -125,7 +125,8 @@ struct cqp_comp {
 	bool in_spell;
 	uint64_t spell_ns, spell_last_ns, empty_run;
 	uint64_t last_comp_ns; /* gaps: the last completion's time */
-	uint32_t batch;	       /* the poll batch (auto: its current size) */
+	bool gaps;	/* the policy learns from gaps (asked per find) */
+	uint32_t batch; /* the poll batch (auto: its current size) */
 };
 
 /* How often the peer watch looks: after this much silence, then at this
