@@ -182,7 +182,8 @@ static int settle(struct lat_ctx *c, const struct ibv_wc *got, int ngot,
 }
 
 /* Reaps until wait_ms after since_ns: send completions are retired,
- * receives handed back through *got and queued for reposting, which the
+ * receives handed back through *got (room for REAP_MAX; the poll's own
+ * array) and queued for reposting, which the
  * caller does once the latency-critical step is done.  Returns how many
  * completions of either kind were reaped, 0 on silence; wait_ms 0: wait
  * until since_ns at the latest.  sends: only our
@@ -193,24 +194,23 @@ static int reap(struct lat_ctx *c, uint64_t since_ns, uint32_t wait_ms,
 		uint32_t size, struct ibv_wc *got, int *ngot, bool sends,
 		bool later)
 {
-	struct ibv_wc wc[REAP_MAX];
 	/* wait_ms 0: since_ns is a deadline (the open loop's next send). */
-	int n = !wait_ms ? cqp_comp_wait_until(c->ud.comps.comp, wc, REAP_MAX,
+	int n = !wait_ms ? cqp_comp_wait_until(c->ud.comps.comp, got, REAP_MAX,
 					       since_ns)
-		: sends	 ? cqp_comp_reap_sends_from(c->ud.comps.comp, wc,
+		: sends	 ? cqp_comp_reap_sends_from(c->ud.comps.comp, got,
 						    REAP_MAX, since_ns, wait_ms)
-			 : cqp_comp_reap_from(c->ud.comps.comp, wc, REAP_MAX,
+			 : cqp_comp_reap_from(c->ud.comps.comp, got, REAP_MAX,
 					      since_ns, wait_ms);
-	int rc;
+	int rc, m = 0;
 
-	*ngot = 0;
+	/* Polled in place: sends retired, receives packed to the front. */
 	for (int k = 0; k < n; k++) {
-		if (!(wc[k].opcode & IBV_WC_RECV)) {
-			c->outstanding -= (uint32_t)wc[k].wr_id;
-			continue;
-		}
-		got[(*ngot)++] = wc[k];
+		if (!(got[k].opcode & IBV_WC_RECV))
+			c->outstanding -= (uint32_t)got[k].wr_id;
+		else if (m++ != k)
+			got[m - 1] = got[k];
 	}
+	*ngot = m;
 	if (!later && n > 0 && (rc = settle(c, got, *ngot, size)) < 0)
 		return rc;
 	return n;
