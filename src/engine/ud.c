@@ -212,6 +212,16 @@ static int verify(struct cqp_ud *ud, struct cqp_ud_rx *rx,
 	return 0;
 }
 
+static int bad_length(const struct ibv_wc *wc, uint32_t size)
+{
+	return cqp_fail(CQP_E_PROTO,
+			"a datagram of %u bytes (%s) arrived; this step sends "
+			"%u",
+			wc->byte_len,
+			wc->wc_flags & IBV_WC_GRH ? "with its GRH" : "no GRH",
+			size);
+}
+
 int cqp_ud_recv_done(struct cqp_ud *ud, struct cqp_ud_rx *rx,
 		     const struct ibv_wc *wc, uint32_t size, bool check)
 {
@@ -219,13 +229,7 @@ int cqp_ud_recv_done(struct cqp_ud *ud, struct cqp_ud_rx *rx,
 
 	if (!cqp_fabric_ud_len_ok(wc->byte_len, size,
 				  wc->wc_flags & IBV_WC_GRH))
-		return cqp_fail(CQP_E_PROTO,
-				"a datagram of %u bytes (%s) arrived; this "
-				"step sends %u",
-				wc->byte_len,
-				wc->wc_flags & IBV_WC_GRH ? "with its GRH"
-							  : "no GRH",
-				size);
+		return bad_length(wc, size);
 	if (check) {
 		int rc = verify(ud, rx, wc, size);
 
@@ -269,6 +273,40 @@ int cqp_ud_recv_flush(struct cqp_ud *ud, struct cqp_ud_rx *rx)
 	if (ud->rx_locked)
 		pthread_mutex_unlock(&ud->rx_lock);
 	return rc;
+}
+
+int cqp_ud_recv_again(struct cqp_ud *ud, struct cqp_ud_rx *rx,
+		      const struct ibv_wc *wc, uint32_t size)
+{
+	unsigned q = slot_queue(wc->wr_id);
+	struct ibv_sge sge;
+	struct ibv_recv_wr wr, *bad;
+	int err;
+
+	/* Another thread's slots of the queue may be listed: its path. */
+	if (ud->rx_locked || rx->ndirty) {
+		int rc = cqp_ud_recv_done(ud, rx, wc, size, false);
+
+		return rc < 0 ? rc : cqp_ud_recv_flush(ud, rx);
+	}
+	if (!cqp_fabric_ud_len_ok(wc->byte_len, size,
+				  wc->wc_flags & IBV_WC_GRH))
+		return bad_length(wc, size);
+	rx->received++;
+	if (--ud->rq_left[q] == 0)
+		rx->rx_dry++;
+	sge = (struct ibv_sge){(uintptr_t)ud->rbuf.addr +
+				   (uint64_t)(uint32_t)wc->wr_id * ud->rslot,
+			       ud->rslot, ud->rbuf.mr->lkey};
+	wr = (struct ibv_recv_wr){
+	    .wr_id = wc->wr_id, .sg_list = &sge, .num_sge = 1};
+	err = ud->srq ? ibv_post_srq_recv(ud->srq, &wr, &bad)
+		      : ibv_post_recv(ud->qps[q], &wr, &bad);
+	if (err)
+		return cqp_fail(CQP_E_DEVICE, "posting a receive: %s",
+				strerror(err));
+	ud->rq_left[q]++;
+	return 0;
 }
 
 /* ---- sends ---- */

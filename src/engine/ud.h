@@ -119,6 +119,10 @@ int cqp_ud_recv_done(struct cqp_ud *ud, struct cqp_ud_rx *rx,
 		     const struct ibv_wc *wc, uint32_t size, bool verify);
 /* Posts the receives cqp_ud_recv_done queued. */
 int cqp_ud_recv_flush(struct cqp_ud *ud, struct cqp_ud_rx *rx);
+/* cqp_ud_recv_done (no --verify) and the slot posted again at once, in
+ * one call: a ping-pong's receive, where batching gathers nothing. */
+int cqp_ud_recv_again(struct cqp_ud *ud, struct cqp_ud_rx *rx,
+		      const struct ibv_wc *wc, uint32_t size);
 /* Zeroes the receive counters for a new step. */
 void cqp_ud_recv_begin(struct cqp_ud_rx *rx);
 

@@ -36,6 +36,10 @@ struct lat_ctx {
 	 * wr_id says how many sends it retires. */
 	uint32_t sig_every;
 	uint32_t *unsignaled; /* per QP: sends since its last signaled one */
+	/* Per QP, the step's send prepared once (run_size): a message sets
+	 * its immediate, flags and buffer only. */
+	struct ibv_send_wr *swr;
+	struct ibv_sge *ssge;
 	uint32_t unsignaled_all;
 	uint64_t posts;	     /* sends ever posted: picks the send slot */
 	uint32_t step;	     /* both sides count steps alike */
@@ -70,7 +74,10 @@ static int setup(struct cqp_run *run, void *ctx)
 	c->sig_every = run->p->tx_depth / (2 * c->ud.nqp);
 	if (c->sig_every == 0)
 		c->sig_every = 1;
-	if (!(c->unsignaled = calloc(c->ud.nqp, sizeof(uint32_t))))
+	c->unsignaled = calloc(c->ud.nqp, sizeof(uint32_t));
+	c->swr = calloc(c->ud.nqp, sizeof(*c->swr));
+	c->ssge = calloc(c->ud.nqp, sizeof(*c->ssge));
+	if (!c->unsignaled || !c->swr || !c->ssge)
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
 	if (!run->is_client) {
 		c->held_cap = c->ud.nrq * c->ud.rq_depth + REAP_MAX;
@@ -110,6 +117,10 @@ static void teardown(struct cqp_run *run, void *ctx)
 	(void)run;
 	free(c->unsignaled);
 	c->unsignaled = NULL;
+	free(c->swr);
+	c->swr = NULL;
+	free(c->ssge);
+	c->ssge = NULL;
 	free(c->held);
 	c->held = NULL;
 	free(c->slot);
@@ -118,33 +129,43 @@ static void teardown(struct cqp_run *run, void *ctx)
 	cqp_ud_teardown(&c->ud);
 }
 
+/* Every QP's send of this step's size, prepared once. */
+static void prep_sends(struct lat_ctx *c, uint32_t size)
+{
+	for (unsigned qp = 0; qp < c->ud.nqp; qp++) {
+		struct ibv_send_wr *wr = &c->swr[qp];
+
+		cqp_ud_prep_send(&c->ud, qp, 0, size, wr, &c->ssge[qp]);
+		wr->opcode = IBV_WR_SEND_WITH_IMM;
+		wr->send_flags |= IBV_SEND_SOLICITED;
+	}
+}
+
 /* One ping or pong on QP qp, solicited so that a peer armed for
  * solicited events wakes for it; signaled every sig_every-th. */
 static int post_msg(struct lat_ctx *c, unsigned qp, uint32_t size, uint32_t imm,
 		    bool verify)
 {
 	struct cqp_ud *ud = &c->ud;
-	struct ibv_send_wr wr, *bad;
-	struct ibv_sge sge;
+	struct ibv_send_wr *wr = &c->swr[qp], *bad;
 	int err;
 
 	/* Sends complete in order and fewer than tx-depth are in flight,
 	 * so slot posts % tx-depth is never one still being sent. */
-	cqp_ud_prep_send(ud, qp, c->posts, size, &wr, &sge);
+	c->ssge[qp].addr = (uintptr_t)cqp_ud_send_buf(ud, qp, c->posts);
 	if (verify)
 		cqp_pattern_fill(cqp_ud_send_buf(ud, qp, c->posts), size, imm);
-	wr.opcode = IBV_WR_SEND_WITH_IMM;
-	wr.imm_data = imm;
-	wr.send_flags |= IBV_SEND_SOLICITED;
+	wr->imm_data = imm;
 	if (++c->unsignaled[qp] == c->sig_every) {
-		wr.send_flags |= IBV_SEND_SIGNALED;
-		wr.wr_id = c->sig_every;
+		wr->send_flags |= IBV_SEND_SIGNALED;
+		wr->wr_id = c->sig_every;
 		c->unsignaled[qp] = 0;
 		c->unsignaled_all -= c->sig_every - 1;
 	} else {
+		wr->send_flags &= ~(unsigned)IBV_SEND_SIGNALED;
 		c->unsignaled_all++;
 	}
-	err = ibv_post_send(ud->qps[qp], &wr, &bad);
+	err = ibv_post_send(ud->qps[qp], wr, &bad);
 	if (err)
 		return cqp_fail(CQP_E_DEVICE, "ibv_post_send on QP %u: %s",
 				ud->qps[qp]->qp_num, strerror(err));
@@ -182,34 +203,40 @@ static int settle(struct lat_ctx *c, const struct ibv_wc *got, int ngot,
 }
 
 /* Reaps until wait_ms after since_ns: send completions are retired,
- * receives handed back through *got (room for REAP_MAX; the poll's own
- * array) and queued for reposting, which the
- * caller does once the latency-critical step is done.  Returns how many
- * completions of either kind were reaped, 0 on silence; wait_ms 0: wait
- * until since_ns at the latest.  sends: only our
- * sends are awaited, which wake no one armed for solicited events.
- * later: the receives are not queued yet (the server answers first);
- * the caller hands each to settle(). */
+ * receives handed back through *got (room for REAP_MAX: the poll's own
+ * array) and queued for reposting, which the caller does once the
+ * latency-critical step is done.  Returns how many completions of either
+ * kind were reaped, 0 on silence; wait_ms 0: wait until since_ns at the
+ * latest.  sends: only our sends are awaited, which wake no one armed
+ * for solicited events.  later: the caller awaits receives, and reposts
+ * each itself (cqp_ud_recv_again) after answering; a reap of our own
+ * sends alone does not end that wait (one return per exchange fewer). */
 static int reap(struct lat_ctx *c, uint64_t since_ns, uint32_t wait_ms,
 		uint32_t size, struct ibv_wc *got, int *ngot, bool sends,
 		bool later)
 {
-	/* wait_ms 0: since_ns is a deadline (the open loop's next send). */
-	int n = !wait_ms ? cqp_comp_wait_until(c->ud.comps.comp, got, REAP_MAX,
-					       since_ns)
-		: sends	 ? cqp_comp_reap_sends_from(c->ud.comps.comp, got,
-						    REAP_MAX, since_ns, wait_ms)
-			 : cqp_comp_reap_from(c->ud.comps.comp, got, REAP_MAX,
-					      since_ns, wait_ms);
-	int rc, m = 0;
+	struct cqp_comp *comp = c->ud.comps.comp;
+	int n, rc, m;
 
-	/* Polled in place: sends retired, receives packed to the front. */
-	for (int k = 0; k < n; k++) {
-		if (!(got[k].opcode & IBV_WC_RECV))
-			c->outstanding -= (uint32_t)got[k].wr_id;
-		else if (m++ != k)
-			got[m - 1] = got[k];
-	}
+	do {
+		/* wait_ms 0: since_ns is a deadline (the open loop's next
+		 * send). */
+		n = !wait_ms
+			? cqp_comp_wait_until(comp, got, REAP_MAX, since_ns)
+		    : sends ? cqp_comp_reap_sends_from(comp, got, REAP_MAX,
+						       since_ns, wait_ms)
+			    : cqp_comp_reap_from(comp, got, REAP_MAX, since_ns,
+						 wait_ms);
+		/* Polled in place: sends retired, receives packed to the
+		 * front. */
+		m = 0;
+		for (int k = 0; k < n; k++) {
+			if (!(got[k].opcode & IBV_WC_RECV))
+				c->outstanding -= (uint32_t)got[k].wr_id;
+			else if (m++ != k)
+				got[m - 1] = got[k];
+		}
+	} while (later && wait_ms && n > 0 && m == 0);
 	*ngot = m;
 	if (!later && n > 0 && (rc = settle(c, got, *ngot, size)) < 0)
 		return rc;
@@ -277,6 +304,7 @@ static int wait_pong(struct lat_ctx *c, uint32_t imm, uint32_t size,
 
 	for (;;) {
 		int rc = reap(c, t0, wait_ms, size, got, &ngot, false, true);
+		bool came = false;
 
 		if (rc <= 0)
 			return rc;
@@ -284,17 +312,21 @@ static int wait_pong(struct lat_ctx *c, uint32_t imm, uint32_t size,
 		 * (perftest's clock reads are as close to its poll). */
 		if (ngot)
 			*seen = cqp_now_ns();
-		if ((rc = settle(c, got, ngot, size)) < 0)
-			return rc;
 		for (int k = 0; k < ngot; k++) {
-			/* A late pong of an earlier try: already counted. */
-			if (got[k].imm_data != imm)
-				continue;
-			if (verify &&
-			    (rc = check_payload(&c->ud, &got[k], size)) < 0)
+			/* Else a late pong of an earlier try: counted. */
+			if (!came && got[k].imm_data == imm) {
+				if (verify && (rc = check_payload(
+						   &c->ud, &got[k], size)) < 0)
+					return rc;
+				came = true;
+			}
+			/* Checked first: the slot is the device's again. */
+			if ((rc = cqp_ud_recv_again(&c->ud, c->ud.rx, &got[k],
+						    size)) < 0)
 				return rc;
-			return 1;
 		}
+		if (came)
+			return 1;
 	}
 }
 
@@ -578,8 +610,12 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		}
 		/* Bookkeeping and reposting are off the critical path: the
 		 * pongs are out.  (make_room's finds were queued already.) */
-		if ((rc = settle(c, c->held, ngot, (uint32_t)size)) < 0 ||
-		    (rc = cqp_ud_recv_flush(&c->ud, c->ud.rx)) < 0)
+		for (int k = 0; k < ngot; k++)
+			if ((rc = cqp_ud_recv_again(&c->ud, c->ud.rx,
+						    &c->held[k],
+						    (uint32_t)size)) < 0)
+				return rc;
+		if ((rc = cqp_ud_recv_flush(&c->ud, c->ud.rx)) < 0)
 			return rc;
 		since = quiet_since = cqp_now_ns();
 	}
@@ -592,10 +628,13 @@ static int run_size(struct cqp_run *run, void *ctx, uint64_t size,
 		    struct cqp_row *row, struct cqp_cost *mine)
 {
 	struct lat_ctx *c = ctx;
-	int rc = run->is_client && run->rate
-		     ? run_open_client(run, c, size, row, mine)
-		 : run->is_client ? run_client(run, c, size, row, mine)
-				  : run_server(run, c, size, mine);
+	int rc;
+
+	prep_sends(c, (uint32_t)size);
+	rc = run->is_client && run->rate
+		 ? run_open_client(run, c, size, row, mine)
+	     : run->is_client ? run_client(run, c, size, row, mine)
+			      : run_server(run, c, size, mine);
 
 	c->step++;
 	mine->has_rx_mem = true;
