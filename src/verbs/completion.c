@@ -489,9 +489,13 @@ void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg), void *arg)
 
 /* A failed completion is often a dead peer seen late (retries ran out):
  * then that is the cause.  A peer that only reported a failure of its
- * own may be telling of ours, so both are said. */
-static int completion_failed(struct cqp_comp *c, int rc)
+ * own may be telling of ours, so both are said.  A killed peer's QP can
+ * fail ours (remote operation error) a moment before its closed channel
+ * shows, so a silent peer is asked again for up to PEER_GRACE_MS. */
+#define PEER_GRACE_MS 200
+CQP_COLD static int completion_failed(struct cqp_comp *c, int rc)
 {
+	struct timespec ms10 = {0, 10 * 1000 * 1000};
 	struct cqp_error ours;
 	int why;
 
@@ -499,6 +503,10 @@ static int completion_failed(struct cqp_comp *c, int rc)
 		return rc;
 	cqp_error_save(&ours);
 	why = c->peer_check(c->peer_arg);
+	for (int t = 0; why == 0 && t < PEER_GRACE_MS / 10; t++) {
+		nanosleep(&ms10, NULL);
+		why = c->peer_check(c->peer_arg);
+	}
 	if (why == -CQP_E_PEER_CLOSED)
 		return why;
 	if (why < 0)
