@@ -21,6 +21,10 @@
 # (default: build/bench-ud_send_lat). --report TSV: no runs, the report of
 # an earlier run's runs.tsv again (summary.json into DIR, default TSV's
 # folder). --timeout: the whole run's (default 1800 s plus 30 s a run).
+# After the pairs, the event-mode case runs each tool's client once more
+# under callgrind at 300 and 1300 exchanges: user-space instructions per
+# exchange (the difference of the Ir totals / 1000), printed after the
+# verdicts and in summary.json under "work" (BENCH_WORK=0: not measured).
 # BENCH_MODES="poll" or "event" measures one mode only (default both).
 # All tools run server on CPU 0 and client on CPU 1 (BENCH_NO_PIN=1: no).
 # Exit status: 0 whatever the verdict (this is a measurement), 1 when a run
