@@ -103,34 +103,52 @@ static unsigned slot_queue(uint64_t wr_id)
 	return (unsigned)(wr_id >> WRID_QUEUE_SHIFT);
 }
 
+/* The receive of slot on queue q (wr->next: NULL). */
+static void slot_recv(const struct cqp_ud *ud, unsigned q, uint32_t slot,
+		      struct ibv_recv_wr *wr, struct ibv_sge *sge)
+{
+	*sge = (struct ibv_sge){(uintptr_t)ud->rbuf.addr +
+				    (uint64_t)slot * ud->rslot,
+				ud->rslot, ud->rbuf.mr->lkey};
+	*wr = (struct ibv_recv_wr){.wr_id =
+				       (uint64_t)q << WRID_QUEUE_SHIFT | slot,
+				   .sg_list = sge,
+				   .num_sge = 1};
+}
+
+/* A chain of n receives posted on queue q, in one call. */
+static int post_chain(struct cqp_ud *ud, unsigned q, struct ibv_recv_wr *wr,
+		      unsigned n)
+{
+	struct ibv_recv_wr *bad;
+	int err = ud->srq ? ibv_post_srq_recv(ud->srq, wr, &bad)
+			  : ibv_post_recv(ud->qps[q], wr, &bad);
+
+	if (err)
+		return cqp_fail(CQP_E_DEVICE, "posting receives: %s",
+				strerror(err));
+	ud->rq_left[q] += n;
+	return 0;
+}
+
 static int post_slots(struct cqp_ud *ud, unsigned q, const uint32_t *slots,
 		      unsigned count)
 {
-	struct ibv_recv_wr wr[32], *bad;
+	struct ibv_recv_wr wr[32];
 	struct ibv_sge sge[32];
 
 	/* Chains of up to 32: one call per chain, whatever the count. */
 	while (count) {
 		unsigned n = count < 32 ? count : 32;
-		int err;
+		int rc;
 
 		for (unsigned i = 0; i < n; i++) {
-			sge[i].addr = (uintptr_t)ud->rbuf.addr +
-				      (uint64_t)slots[i] * ud->rslot;
-			sge[i].length = ud->rslot;
-			sge[i].lkey = ud->rbuf.mr->lkey;
-			wr[i].wr_id =
-			    (uint64_t)q << WRID_QUEUE_SHIFT | slots[i];
-			wr[i].sg_list = &sge[i];
-			wr[i].num_sge = 1;
-			wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+			slot_recv(ud, q, slots[i], &wr[i], &sge[i]);
+			if (i)
+				wr[i - 1].next = &wr[i];
 		}
-		err = ud->srq ? ibv_post_srq_recv(ud->srq, wr, &bad)
-			      : ibv_post_recv(ud->qps[q], wr, &bad);
-		if (err)
-			return cqp_fail(CQP_E_DEVICE, "posting receives: %s",
-					strerror(err));
-		ud->rq_left[q] += n;
+		if ((rc = post_chain(ud, q, wr, n)) < 0)
+			return rc;
 		slots += n;
 		count -= n;
 	}
@@ -212,8 +230,11 @@ static int verify(struct cqp_ud *ud, struct cqp_ud_rx *rx,
 	return 0;
 }
 
-static int bad_length(const struct ibv_wc *wc, uint32_t size)
+/* A receive's length against the step's size: 0, or the failure. */
+static int check_len(const struct ibv_wc *wc, uint32_t size)
 {
+	if (cqp_fabric_ud_len_ok(wc->byte_len, size, wc->wc_flags & IBV_WC_GRH))
+		return 0;
 	return cqp_fail(CQP_E_PROTO,
 			"a datagram of %u bytes (%s) arrived; this step sends "
 			"%u",
@@ -226,16 +247,12 @@ int cqp_ud_recv_done(struct cqp_ud *ud, struct cqp_ud_rx *rx,
 		     const struct ibv_wc *wc, uint32_t size, bool check)
 {
 	unsigned q = slot_queue(wc->wr_id);
+	int rc = check_len(wc, size);
 
-	if (!cqp_fabric_ud_len_ok(wc->byte_len, size,
-				  wc->wc_flags & IBV_WC_GRH))
-		return bad_length(wc, size);
-	if (check) {
-		int rc = verify(ud, rx, wc, size);
-
-		if (rc < 0)
-			return rc;
-	}
+	if (rc == 0 && check)
+		rc = verify(ud, rx, wc, size);
+	if (rc < 0)
+		return rc;
 	rx->received++;
 	if (ud->rx_locked)
 		pthread_mutex_lock(&ud->rx_lock);
@@ -279,34 +296,22 @@ int cqp_ud_recv_again(struct cqp_ud *ud, struct cqp_ud_rx *rx,
 		      const struct ibv_wc *wc, uint32_t size)
 {
 	unsigned q = slot_queue(wc->wr_id);
+	struct ibv_recv_wr wr;
 	struct ibv_sge sge;
-	struct ibv_recv_wr wr, *bad;
-	int err;
+	int rc;
 
 	/* Another thread's slots of the queue may be listed: its path. */
 	if (ud->rx_locked || rx->ndirty) {
-		int rc = cqp_ud_recv_done(ud, rx, wc, size, false);
-
+		rc = cqp_ud_recv_done(ud, rx, wc, size, false);
 		return rc < 0 ? rc : cqp_ud_recv_flush(ud, rx);
 	}
-	if (!cqp_fabric_ud_len_ok(wc->byte_len, size,
-				  wc->wc_flags & IBV_WC_GRH))
-		return bad_length(wc, size);
+	if ((rc = check_len(wc, size)) < 0)
+		return rc;
 	rx->received++;
 	if (--ud->rq_left[q] == 0)
 		rx->rx_dry++;
-	sge = (struct ibv_sge){(uintptr_t)ud->rbuf.addr +
-				   (uint64_t)(uint32_t)wc->wr_id * ud->rslot,
-			       ud->rslot, ud->rbuf.mr->lkey};
-	wr = (struct ibv_recv_wr){
-	    .wr_id = wc->wr_id, .sg_list = &sge, .num_sge = 1};
-	err = ud->srq ? ibv_post_srq_recv(ud->srq, &wr, &bad)
-		      : ibv_post_recv(ud->qps[q], &wr, &bad);
-	if (err)
-		return cqp_fail(CQP_E_DEVICE, "posting a receive: %s",
-				strerror(err));
-	ud->rq_left[q]++;
-	return 0;
+	slot_recv(ud, q, (uint32_t)wc->wr_id, &wr, &sge);
+	return post_chain(ud, q, &wr, 1);
 }
 
 /* ---- sends ---- */

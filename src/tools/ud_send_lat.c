@@ -148,13 +148,14 @@ static int post_msg(struct lat_ctx *c, unsigned qp, uint32_t size, uint32_t imm,
 {
 	struct cqp_ud *ud = &c->ud;
 	struct ibv_send_wr *wr = &c->swr[qp], *bad;
-	int err;
-
 	/* Sends complete in order and fewer than tx-depth are in flight,
 	 * so slot posts % tx-depth is never one still being sent. */
-	c->ssge[qp].addr = (uintptr_t)cqp_ud_send_buf(ud, qp, c->posts);
+	uint8_t *buf = cqp_ud_send_buf(ud, qp, c->posts);
+	int err;
+
+	c->ssge[qp].addr = (uintptr_t)buf;
 	if (verify)
-		cqp_pattern_fill(cqp_ud_send_buf(ud, qp, c->posts), size, imm);
+		cqp_pattern_fill(buf, size, imm);
 	wr->imm_data = imm;
 	if (++c->unsignaled[qp] == c->sig_every) {
 		wr->send_flags |= IBV_SEND_SIGNALED;
