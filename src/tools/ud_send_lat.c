@@ -203,43 +203,36 @@ static int settle(struct lat_ctx *c, const struct ibv_wc *got, int ngot,
 	return 0;
 }
 
-/* Reaps until wait_ms after since_ns: send completions are retired,
+/* A send completion retires the sends it stands for (its wr_id). */
+static inline bool retired(struct lat_ctx *c, const struct ibv_wc *wc)
+{
+	if (wc->opcode & IBV_WC_RECV)
+		return false;
+	c->outstanding -= (uint32_t)wc->wr_id;
+	return true;
+}
+
+/* Reaps, off the ping-pong's path: send completions are retired,
  * receives handed back through *got (room for REAP_MAX: the poll's own
- * array) and queued for reposting, which the caller does once the
- * latency-critical step is done.  Returns how many completions of either
- * kind were reaped, 0 on silence; wait_ms 0: wait until since_ns at the
- * latest.  sends: only our sends are awaited, which wake no one armed
- * for solicited events.  later: the caller awaits receives, and reposts
- * each itself (cqp_ud_recv_again) after answering; a reap of our own
- * sends alone does not end that wait (one return per exchange fewer). */
-static int reap(struct lat_ctx *c, uint64_t since_ns, uint32_t wait_ms,
-		uint32_t size, struct ibv_wc *got, int *ngot, bool sends,
-		bool later)
+ * array) and queued for reposting.  sends: awaits our own sends, which
+ * wake no one armed for solicited events, for up to a second after ns;
+ * else waits until ns at the latest (the open loop's next send).
+ * Returns how many completions of either kind were reaped, 0 on
+ * silence. */
+static int reap(struct lat_ctx *c, uint64_t ns, uint32_t size,
+		struct ibv_wc *got, int *ngot, bool sends)
 {
 	struct cqp_comp *comp = c->ud.comps.comp;
-	int n, rc, m;
+	int n = sends ? cqp_comp_reap_sends_from(comp, got, REAP_MAX, ns, 1000)
+		      : cqp_comp_wait_until(comp, got, REAP_MAX, ns),
+	    m = 0, rc;
 
-	do {
-		/* wait_ms 0: since_ns is a deadline (the open loop's next
-		 * send). */
-		n = !wait_ms
-			? cqp_comp_wait_until(comp, got, REAP_MAX, since_ns)
-		    : sends ? cqp_comp_reap_sends_from(comp, got, REAP_MAX,
-						       since_ns, wait_ms)
-			    : cqp_comp_reap_from(comp, got, REAP_MAX, since_ns,
-						 wait_ms);
-		/* Polled in place: sends retired, receives packed to the
-		 * front. */
-		m = 0;
-		for (int k = 0; k < n; k++) {
-			if (!(got[k].opcode & IBV_WC_RECV))
-				c->outstanding -= (uint32_t)got[k].wr_id;
-			else if (m++ != k)
-				got[m - 1] = got[k];
-		}
-	} while (later && wait_ms && n > 0 && m == 0);
+	/* Polled in place: receives packed to the front. */
+	for (int k = 0; k < n; k++)
+		if (!retired(c, &got[k]) && m++ != k)
+			got[m - 1] = got[k];
 	*ngot = m;
-	if (!later && n > 0 && (rc = settle(c, got, *ngot, size)) < 0)
+	if (m && (rc = settle(c, got, m, size)) < 0)
 		return rc;
 	return n;
 }
@@ -255,8 +248,7 @@ static int make_room(struct lat_ctx *c, uint32_t room, uint32_t size,
 	int ngot;
 
 	while (c->outstanding + room > tx_depth) {
-		int rc =
-		    reap(c, cqp_now_ns(), 1000, size, got, &ngot, true, false);
+		int rc = reap(c, cqp_now_ns(), size, got, &ngot, true);
 
 		if (rc < 0)
 			return rc;
@@ -285,8 +277,7 @@ static int quiesce(struct lat_ctx *c, uint32_t size)
 	int ngot;
 
 	while (c->outstanding > c->unsignaled_all) {
-		int rc =
-		    reap(c, cqp_now_ns(), 1000, size, got, &ngot, true, false);
+		int rc = reap(c, cqp_now_ns(), size, got, &ngot, true);
 
 		if (rc < 0)
 			return rc;
@@ -301,19 +292,25 @@ static int wait_pong(struct lat_ctx *c, uint32_t imm, uint32_t size,
 		     uint64_t t0, uint32_t wait_ms, bool verify, uint64_t *seen)
 {
 	struct ibv_wc got[REAP_MAX];
-	int ngot;
 
 	for (;;) {
-		int rc = reap(c, t0, wait_ms, size, got, &ngot, false, true);
-		bool came = false;
+		int n = cqp_comp_reap_recv_from(c->ud.comps.comp, got, REAP_MAX,
+						t0, wait_ms),
+		    rc;
+		bool came = false, clocked = false;
 
-		if (rc <= 0)
-			return rc;
-		/* Stopped before the bookkeeping, which is not the network's
-		 * (perftest's clock reads are as close to its poll). */
-		if (ngot)
-			*seen = cqp_now_ns();
-		for (int k = 0; k < ngot; k++) {
+		if (n <= 0)
+			return n;
+		for (int k = 0; k < n; k++) {
+			if (retired(c, &got[k]))
+				continue;
+			/* Stopped before the bookkeeping, which is not the
+			 * network's (perftest's clock reads are as close to
+			 * its poll). */
+			if (!clocked) {
+				*seen = cqp_now_ns();
+				clocked = true;
+			}
 			/* Else a late pong of an earlier try: counted. */
 			if (!came && got[k].imm_data == imm) {
 				if (verify && (rc = check_payload(
@@ -360,7 +357,10 @@ static int exchange(struct cqp_run *run, struct lat_ctx *c, unsigned qp,
 		if (rc == 1) {
 			*rtt = seen - t0;
 			*posted = t0;
-			return cqp_ud_recv_flush(&c->ud, c->ud.rx);
+			/* Each receive went back at once, unless queued. */
+			return c->ud.rx->ndirty || c->ud.rx_locked
+				   ? cqp_ud_recv_flush(&c->ud, c->ud.rx)
+				   : 0;
 		}
 		if ((rc = cqp_ud_recv_flush(&c->ud, c->ud.rx)) < 0)
 			return rc;
@@ -421,7 +421,7 @@ static int take_replies(struct cqp_run *run, struct lat_ctx *c, uint32_t size,
 	const struct cqp_params *p = run->p;
 	struct ibv_wc got[REAP_MAX];
 	uint64_t now, retry_ns = (uint64_t)p->retry_us * 1000;
-	int ngot, n = reap(c, until, 0, size, got, &ngot, false, false), rc;
+	int ngot, n = reap(c, until, size, got, &ngot, false), rc;
 
 	if (n < 0)
 		return n;
@@ -556,23 +556,27 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		      struct cqp_cost *mine)
 {
 	const struct cqp_params *p = run->p;
-	uint64_t since = cqp_now_ns(), quiet_since = since;
-	bool done = false;
-	int rc, ngot;
+	uint64_t quiet_since = cqp_now_ns(), now;
+	bool done = false, heard = false;
+	int rc, n;
 
 	cqp_ud_recv_begin(c->ud.rx);
 	cqp_comp_begin(c->ud.comps.comp);
 	for (;;) {
-		/* The clock is read after each pong, never before one. */
-		rc = reap(c, since, QUIET_MS, (uint32_t)size, c->held, &ngot,
-			  false, true);
-		if (rc < 0)
-			return rc;
-		if (rc == 0) {
+		/* QUIET_MS from the last completion: no clock is read per
+		 * ping. */
+		n = cqp_comp_reap_recv_from(c->ud.comps.comp, c->held, REAP_MAX,
+					    0, QUIET_MS);
+		if (n < 0)
+			return n;
+		if (n == 0) {
 			if (cqp_oob_pending(&run->s->oob))
 				break;
-			since = cqp_now_ns();
-			if (since - quiet_since >
+			now = cqp_now_ns();
+			if (heard)
+				quiet_since = now;
+			heard = false;
+			if (now - quiet_since >
 			    (uint64_t)p->timeout_s * 1000000000ull)
 				return cqp_fail(CQP_E_TIMEOUT,
 						"no ping and no word from the "
@@ -580,15 +584,21 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 						p->timeout_s);
 			continue;
 		}
+		heard = true;
+		/* Our pongs' sends first, wherever they are in the batch: a
+		 * ping before one must not have make_room wait for it. */
+		for (int k = 0; k < n; k++)
+			retired(c, &c->held[k]);
 		/* make_room may add pings behind the batch: every one gets
 		 * its pong, in the order they came. */
-		c->nheld = (unsigned)ngot;
+		c->nheld = (unsigned)n;
 		for (unsigned k = 0; k < c->nheld; k++) {
 			const struct ibv_wc *wc = &c->held[k];
 			uint32_t imm = wc->imm_data;
 
-			/* A retry of the previous step's last ping. */
-			if ((imm & STEP_MASK) != TAG_STEP(c->step))
+			/* A send; a retry of the previous step's last ping. */
+			if (!(wc->opcode & IBV_WC_RECV) ||
+			    (imm & STEP_MASK) != TAG_STEP(c->step))
 				continue;
 			if (p->verify && (rc = check_payload(
 					      &c->ud, wc, (uint32_t)size)) < 0)
@@ -611,14 +621,14 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 		}
 		/* Bookkeeping and reposting are off the critical path: the
 		 * pongs are out.  (make_room's finds were queued already.) */
-		for (int k = 0; k < ngot; k++)
-			if ((rc = cqp_ud_recv_again(&c->ud, c->ud.rx,
+		for (int k = 0; k < n; k++)
+			if ((c->held[k].opcode & IBV_WC_RECV) &&
+			    (rc = cqp_ud_recv_again(&c->ud, c->ud.rx,
 						    &c->held[k],
 						    (uint32_t)size)) < 0)
 				return rc;
 		if ((rc = cqp_ud_recv_flush(&c->ud, c->ud.rx)) < 0)
 			return rc;
-		since = quiet_since = cqp_now_ns();
 	}
 	if (!done)
 		cqp_comp_cost(c->ud.comps.comp, mine);

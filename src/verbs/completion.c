@@ -1041,6 +1041,95 @@ int cqp_comp_reap_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
 	return rc;
 }
 
+/* Whether a batch holds a receive completion. */
+static bool has_recv(const struct ibv_wc *wc, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (wc[i].opcode & IBV_WC_RECV)
+			return true;
+	return false;
+}
+
+/* cqp_comp_reap_recv_from's spin: spin_one's loop, which goes on past
+ * our own send completions (kept in wc) and ends at the deadline.  Sends
+ * do not date progress: the deadline stays the caller's. */
+static int spin_recv(struct cqp_comp *c, struct ibv_wc *wc, int max,
+		     uint32_t wait_ms)
+{
+	struct ibv_cq *cq = c->cqs[0].cq;
+	uint64_t empty = 0, finds = 0, now;
+	int n = 0, r, rc = 0;
+
+	for (;;) {
+		int want = max - n < (int)c->batch ? max - n : (int)c->batch;
+
+		/* As tight as spin_one's: the looks every LOOK_EVERY. */
+		while ((r = ibv_poll_cq(cq, want, wc + n)) == 0) {
+			if (++empty % LOOK_EVERY)
+				continue;
+			if ((rc = stopping(c)) < 0 || step_over(c))
+				goto out;
+			if (empty % CLOCK_EVERY)
+				continue;
+			now = tick(c);
+			if (now >=
+			    c->last_ns +
+				(uint64_t)(wait_ms ? wait_ms : 1) * 1000000u) {
+				/* A look at the peer when the wait ends in
+				 * silence, as reap_from's. */
+				rc = n ? 0 : cqp_comp_check_peer(c, now);
+				goto out;
+			}
+		}
+		finds++;
+		if (r < 0) {
+			rc = poll_failed(r);
+			break;
+		}
+		if (!c->cfg.poll_batch)
+			batch_auto(c, want, r);
+		if ((rc = check_statuses(c, wc + n, r)) < 0)
+			break;
+		n += r;
+		if (n == max || has_recv(wc + n - r, r))
+			break;
+	}
+out:
+	c->cnt.polls += empty + finds;
+	c->cnt.empty_polls += empty;
+	if (rc < 0)
+		return completion_failed(c, rc);
+	return n ? found(c, n) : 0;
+}
+
+int cqp_comp_reap_recv_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
+			    uint64_t since_ns, uint32_t wait_ms)
+{
+	int n = 0, r;
+
+	if (since_ns) {
+		c->last_ns = since_ns;
+		c->progressed = false;
+	}
+	if (c->cfg.mode == CQP_CQ_POLL && c->ncq == 1 && !c->shared) {
+		if ((r = stopping(c)) < 0)
+			return r;
+		return spin_recv(c, wc, max, wait_ms);
+	}
+	/* Any other mode: reaps until a receive is among them. */
+	do {
+		r = cqp_comp_reap_from(c, wc + n, max - n,
+				       since_ns	       ? since_ns
+				       : c->progressed ? cqp_now_ns()
+						       : c->last_ns,
+				       wait_ms);
+		if (r <= 0)
+			return r < 0 ? r : n;
+		n += r;
+	} while (n < max && !has_recv(wc + n - r, r));
+	return n;
+}
+
 int cqp_comp_reap_within(struct cqp_comp *c, struct ibv_wc *wc, int max,
 			 uint32_t wait_ms)
 {

@@ -203,6 +203,17 @@ int cqp_comp_reap_within(struct cqp_comp *c, struct ibv_wc *wc, int max,
 int cqp_comp_reap_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
 		       uint64_t since_ns, uint32_t wait_ms);
 
+/* A wait for a receive: like cqp_comp_reap_from, but a reap that found
+ * only our own send completions does not end it.  Returns once a receive
+ * is among the completions written (the sends found before it too), wc
+ * is full, or the wait ended in silence (0, or the sends found).
+ * since_ns 0: the wait counts from the last completion, dated at the
+ * next look at the clock (a server's, which reads none per message).
+ * Poll mode on one CQ of its own spins without leaving the engine: one
+ * return per message, as lean as perftest's loop. */
+int cqp_comp_reap_recv_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
+			    uint64_t since_ns, uint32_t wait_ms);
+
 /* A dead peer raises no completion: without a look elsewhere a wait for
  * one ends only at the timeout.  cqp_comp_reap calls check(arg) after
  * CQP_COMP_PEER_NS without a completion, then at that pace, and when a

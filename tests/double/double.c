@@ -120,6 +120,8 @@ static int parse_faults(const char *s, struct dbl_fault *f)
 			f->wc_rnr_at = (uint64_t)a;
 		} else if (!strcmp(t, "no_relaxed_ordering")) {
 			f->no_relaxed_ordering = true;
+		} else if (!strcmp(t, "send_late")) {
+			f->send_late = true;
 		} else {
 			return bad_env("CQPERF_TEST_FAULT", t);
 		}

@@ -14,6 +14,12 @@
  *   wc_rnr@N        the Nth completion reads IBV_WC_RNR_RETRY_EXC_ERR
  *   no_relaxed_ordering  ibv_reg_mr with IBV_ACCESS_RELAXED_ORDERING
  *                   fails with EINVAL
+ *   send_late       a send's completion is held back until a receive's
+ *                   is polled, and returned behind it (or after 20 ms):
+ *                   rxe's completer and responder are separate tasks
+ *                   (kernel drivers/infiniband/sw/rxe/rxe_comp.c,
+ *                   rxe_resp.c), so on a CQ both share, a send's entry
+ *                   can land behind a receive that came later
  * CQPERF_TEST_DOUBLE_LOG=FILE appends one line per call the double
  * counts (create_qp, modify_cq, events) for tests to read.
  *
@@ -57,6 +63,10 @@ struct dbl_cq {
 	uint64_t first_ns;	/* the first of them */
 	struct ibv_wc *ring;
 	uint32_t cap, head, len;
+	/* send_late: the send completions held back, since late_ns. */
+	struct ibv_wc late[16];
+	uint32_t nlate;
+	uint64_t late_ns;
 	struct dbl_cq *next;
 };
 
@@ -73,7 +83,7 @@ struct dbl_fault {
 	int port_err_port;
 	int64_t port_err_ms, qp_fatal_ms, cq_err_ms; /* -1: none */
 	uint64_t send_enomem_at, wc_rnr_at;	     /* 0: none */
-	bool no_relaxed_ordering;
+	bool no_relaxed_ordering, send_late;
 	bool port_err_sent, qp_fatal_sent, cq_err_sent;
 };
 

@@ -111,6 +111,37 @@ static int sweep(struct dbl_cq *q)
 	return 0;
 }
 
+#define LATE_NS (20ull * 1000 * 1000)
+
+/* Locked.  send_late: the sends polled go to q->late (while there is
+ * room), and come back behind the next receive, or LATE_NS on. */
+static int late_sends(struct dbl_cq *q, int n, struct ibv_wc *wc)
+{
+	const uint32_t room = sizeof(q->late) / sizeof(q->late[0]);
+	int got = dbl.poll_cq(q->cq, n, wc), k = 0, recvs = 0;
+	uint32_t m = 0;
+
+	for (int i = 0; i < got; i++) {
+		if (!(wc[i].opcode & IBV_WC_RECV) && q->nlate < room) {
+			if (!q->nlate)
+				q->late_ns = dbl_now_ns();
+			q->late[q->nlate++] = wc[i];
+			continue;
+		}
+		recvs += (wc[i].opcode & IBV_WC_RECV) != 0;
+		wc[k++] = wc[i];
+	}
+	if (got < 0 || !q->nlate ||
+	    (!recvs && dbl_now_ns() - q->late_ns < LATE_NS))
+		return got < 0 ? got : k;
+	while (k < n && m < q->nlate)
+		wc[k++] = q->late[m++];
+	memmove(q->late, q->late + m, (q->nlate - m) * sizeof(q->late[0]));
+	q->nlate -= m;
+	q->late_ns = dbl_now_ns();
+	return k;
+}
+
 static int poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	struct dbl_cq *q;
@@ -118,6 +149,13 @@ static int poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 
 	pthread_mutex_lock(&dbl.lock);
 	q = dbl_cq_find(cq);
+	if (q && !moderated(q) && dbl.fault.send_late) {
+		got = late_sends(q, n, wc);
+		pthread_mutex_unlock(&dbl.lock);
+		if (got > 0)
+			dbl_fault_wc(wc, got);
+		return got;
+	}
 	if (!q || !moderated(q)) {
 		pthread_mutex_unlock(&dbl.lock);
 		got = dbl.poll_cq(cq, n, wc);

@@ -41,9 +41,10 @@ done
 # sends reaped at the default -t 16; at -t 1, every send.
 check "-t 16: one send in 8 signaled (client completions ~ N + N/8)" \
 	json_check "$WORK/poll-64.json" '300 + 30 <= r["client"]["completions"] <= 300 + 45'
-# Poll mode spins in a loop of its own (completion.c's spin_one), which
-# counts the polls in bulk: every poll that found something is counted
-# beside the empty ones, and finds between 1 and 16 completions.
+# Poll mode spins in a loop of its own (completion.c's spin_recv: a
+# ping's or pong's wait goes on past our own sends), which counts the
+# polls in bulk: every poll that found something is counted beside the
+# empty ones, and finds between 1 and 16 completions.
 check "poll 64 B: every poll counted, the empty ones apart" \
 	json_check "$WORK/poll-64.json" \
 	'all(r[s]["empty_polls"] > 0 and
