@@ -445,13 +445,6 @@ bool cqp_fabric_gid_vlan(const char *root, const char *dev, unsigned port,
 	return false;
 }
 
-bool cqp_fabric_ud_len_ok(uint32_t byte_len, uint32_t size, bool wc_grh)
-{
-	/* Without the flag the 40 bytes of GRH room may or may not be in
-	 * the count, by provider. */
-	return byte_len == size + 40 || (!wc_grh && byte_len == size);
-}
-
 int cqp_fabric_cq_mod_ok(uint32_t count, uint32_t usec, uint16_t max_count,
 			 uint16_t max_period, const char *dev)
 {

@@ -29,14 +29,6 @@ void cqp_samples_free(struct cqp_samples *s)
 	s->n = s->cap = 0;
 }
 
-bool cqp_samples_add(struct cqp_samples *s, double v)
-{
-	if (s->n >= s->cap)
-		return false;
-	s->v[s->n++] = v;
-	return true;
-}
-
 int cqp_samples_append(struct cqp_samples *dst, const struct cqp_samples *src)
 {
 	if (dst->n + src->n > dst->cap) {

@@ -25,7 +25,13 @@ struct cqp_samples {
 int cqp_samples_init(struct cqp_samples *s, size_t cap); /* 0 or -ENOMEM */
 void cqp_samples_free(struct cqp_samples *s);
 /* Adds a sample; past cap the sample is dropped and false returned. */
-bool cqp_samples_add(struct cqp_samples *s, double v);
+static inline bool cqp_samples_add(struct cqp_samples *s, double v)
+{
+	if (s->n >= s->cap)
+		return false;
+	s->v[s->n++] = v;
+	return true;
+}
 /* Appends every sample of src, growing dst: 0 or -ENOMEM. */
 int cqp_samples_append(struct cqp_samples *dst, const struct cqp_samples *src);
 /* Sorts in place.  Percentile p is the nearest-rank value: the smallest

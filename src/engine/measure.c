@@ -112,18 +112,11 @@ static int write_samples(struct cqp_lat_rec *r)
 	return 0;
 }
 
-void cqp_lat_rec_add(struct cqp_lat_rec *r, uint64_t posted_ns,
-		     uint64_t done_ns)
+void cqp_lat_rec_more(struct cqp_lat_rec *r, uint64_t posted_ns,
+		      uint64_t done_ns, double ns)
 {
-	uint64_t rtt_ns = done_ns - posted_ns;
-	double ns = (double)rtt_ns * r->scale;
-
 	if (r->out || r->keep)
 		keep_times(r, posted_ns, posted_ns, done_ns);
-
-	r->measured++;
-	if (r->samples.cap)
-		cqp_samples_add(&r->samples, ns);
 	if (r->need_hist)
 		cqp_hist_add(&r->hist, (uint64_t)llround(ns));
 }
@@ -373,12 +366,10 @@ void cqp_lat_loop_init(struct cqp_lat_loop *l, const struct cqp_params *p,
 	*l = (struct cqp_lat_loop){.p = p, .comp = comp};
 }
 
-void cqp_lat_loop_next(struct cqp_lat_loop *l)
+void cqp_lat_loop_mark(struct cqp_lat_loop *l)
 {
 	const struct cqp_params *p = l->p;
 
-	l->first = l->i == p->warmup;
-	l->measured = l->i >= p->warmup;
 	if (l->first) {
 		cqp_comp_begin(l->comp);
 		if (p->duration_s)

@@ -49,9 +49,22 @@ void cqp_lat_rec_free(struct cqp_lat_rec *r);
  * an open loop at `rate` requests/s (0: closed loop). */
 void cqp_lat_rec_begin(struct cqp_lat_rec *r, const struct cqp_params *p,
 		       uint64_t bytes, const char *mode, uint64_t rate);
-/* One measured round trip: posted and completed, in nanoseconds. */
-void cqp_lat_rec_add(struct cqp_lat_rec *r, uint64_t posted_ns,
-		     uint64_t done_ns);
+/* cqp_lat_rec_add's --samples times and histogram. */
+void cqp_lat_rec_more(struct cqp_lat_rec *r, uint64_t posted_ns,
+		      uint64_t done_ns, double ns);
+/* One measured round trip: posted and completed, in nanoseconds.
+ * Inline: it runs once an exchange, on the ping-pong's path. */
+static inline void cqp_lat_rec_add(struct cqp_lat_rec *r, uint64_t posted_ns,
+				   uint64_t done_ns)
+{
+	double ns = (double)(done_ns - posted_ns) * r->scale;
+
+	r->measured++;
+	if (r->samples.cap)
+		cqp_samples_add(&r->samples, ns);
+	if (r->out || r->keep || r->need_hist)
+		cqp_lat_rec_more(r, posted_ns, done_ns, ns);
+}
 /* One open-loop request: when it was due, posted and answered. */
 void cqp_lat_rec_add_open(struct cqp_lat_rec *r, uint64_t sched_ns,
 			  uint64_t posted_ns, uint64_t done_ns);
@@ -78,8 +91,21 @@ struct cqp_lat_loop {
 };
 void cqp_lat_loop_init(struct cqp_lat_loop *l, const struct cqp_params *p,
 		       struct cqp_comp *comp);
-/* Exchange l->i is next: sets first, measured and last. */
-void cqp_lat_loop_next(struct cqp_lat_loop *l);
+/* cqp_lat_loop_next's first measured exchange, and --duration's end. */
+void cqp_lat_loop_mark(struct cqp_lat_loop *l);
+/* Exchange l->i is next: sets first, measured and last.  Inline: it runs
+ * once an exchange. */
+static inline void cqp_lat_loop_next(struct cqp_lat_loop *l)
+{
+	const struct cqp_params *p = l->p;
+
+	l->first = l->i == p->warmup;
+	l->measured = l->i >= p->warmup;
+	if (l->first || (p->duration_s && l->measured))
+		cqp_lat_loop_mark(l);
+	else
+		l->last = !p->duration_s && l->i + 1 == p->warmup + p->iters;
+}
 
 /* The longest an open loop's sender waits for a reply before it looks at
  * its deadline and its peer again. */

@@ -94,13 +94,9 @@ int64_t cqp_pattern_check(const uint8_t *buf, uint32_t size, uint64_t seq)
 
 /* ---- receive slots ---- */
 
-/* A receive's wr_id: its queue above bit 32, its slot below, so the hot
- * path needs no division to tell them apart. */
-#define WRID_QUEUE_SHIFT 32
-
 static unsigned slot_queue(uint64_t wr_id)
 {
-	return (unsigned)(wr_id >> WRID_QUEUE_SHIFT);
+	return (unsigned)(wr_id >> CQP_UD_WRID_QUEUE_SHIFT);
 }
 
 /* The receive of slot on queue q (wr->next: NULL). */
@@ -110,10 +106,10 @@ static void slot_recv(const struct cqp_ud *ud, unsigned q, uint32_t slot,
 	*sge = (struct ibv_sge){(uintptr_t)ud->rbuf.addr +
 				    (uint64_t)slot * ud->rslot,
 				ud->rslot, ud->rbuf.mr->lkey};
-	*wr = (struct ibv_recv_wr){.wr_id =
-				       (uint64_t)q << WRID_QUEUE_SHIFT | slot,
-				   .sg_list = sge,
-				   .num_sge = 1};
+	*wr = (struct ibv_recv_wr){
+	    .wr_id = (uint64_t)q << CQP_UD_WRID_QUEUE_SHIFT | slot,
+	    .sg_list = sge,
+	    .num_sge = 1};
 }
 
 /* A chain of n receives posted on queue q, in one call. */
@@ -170,10 +166,8 @@ static int post_all_slots(struct cqp_ud *ud)
 	return 0;
 }
 
-unsigned cqp_ud_qp_index(const struct cqp_ud *ud, const struct ibv_wc *wc)
+unsigned cqp_ud_srq_qp_index(const struct cqp_ud *ud, const struct ibv_wc *wc)
 {
-	if (!ud->srq)
-		return slot_queue(wc->wr_id);
 	for (unsigned i = 0; i < ud->nqp; i++)
 		if (ud->qps[i]->qp_num == wc->qp_num)
 			return i;

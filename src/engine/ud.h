@@ -109,8 +109,19 @@ static inline const uint8_t *cqp_ud_recv_payload(const struct cqp_ud *ud,
 	       (uint64_t)(uint32_t)wc->wr_id * ud->rslot + CQP_UD_GRH;
 }
 
+/* A receive's wr_id: its queue above bit 32, its slot below, so the hot
+ * path needs no division to tell them apart. */
+#define CQP_UD_WRID_QUEUE_SHIFT 32
+
+/* cqp_ud_qp_index with --srq: the QP, by number. */
+unsigned cqp_ud_srq_qp_index(const struct cqp_ud *ud, const struct ibv_wc *wc);
 /* The index of the QP a receive completed on. */
-unsigned cqp_ud_qp_index(const struct cqp_ud *ud, const struct ibv_wc *wc);
+static inline unsigned cqp_ud_qp_index(const struct cqp_ud *ud,
+				       const struct ibv_wc *wc)
+{
+	return ud->srq ? cqp_ud_srq_qp_index(ud, wc)
+		       : (unsigned)(wc->wr_id >> CQP_UD_WRID_QUEUE_SHIFT);
+}
 
 /* Accounts a receive completion: checks its length (and with --verify its
  * pattern and that sequences only move forward) and queues its slot for
