@@ -99,32 +99,9 @@ static unsigned slot_queue(uint64_t wr_id)
 	return (unsigned)(wr_id >> CQP_UD_WRID_QUEUE_SHIFT);
 }
 
-/* The receive of slot on queue q (wr->next: NULL). */
-static void slot_recv(const struct cqp_ud *ud, unsigned q, uint32_t slot,
-		      struct ibv_recv_wr *wr, struct ibv_sge *sge)
+int cqp_ud_post_failed(int err)
 {
-	*sge = (struct ibv_sge){(uintptr_t)ud->rbuf.addr +
-				    (uint64_t)slot * ud->rslot,
-				ud->rslot, ud->rbuf.mr->lkey};
-	*wr = (struct ibv_recv_wr){
-	    .wr_id = (uint64_t)q << CQP_UD_WRID_QUEUE_SHIFT | slot,
-	    .sg_list = sge,
-	    .num_sge = 1};
-}
-
-/* A chain of n receives posted on queue q, in one call. */
-static int post_chain(struct cqp_ud *ud, unsigned q, struct ibv_recv_wr *wr,
-		      unsigned n)
-{
-	struct ibv_recv_wr *bad;
-	int err = ud->srq ? ibv_post_srq_recv(ud->srq, wr, &bad)
-			  : ibv_post_recv(ud->qps[q], wr, &bad);
-
-	if (err)
-		return cqp_fail(CQP_E_DEVICE, "posting receives: %s",
-				strerror(err));
-	ud->rq_left[q] += n;
-	return 0;
+	return cqp_fail(CQP_E_DEVICE, "posting receives: %s", strerror(err));
 }
 
 static int post_slots(struct cqp_ud *ud, unsigned q, const uint32_t *slots,
@@ -139,11 +116,11 @@ static int post_slots(struct cqp_ud *ud, unsigned q, const uint32_t *slots,
 		int rc;
 
 		for (unsigned i = 0; i < n; i++) {
-			slot_recv(ud, q, slots[i], &wr[i], &sge[i]);
+			cqp_ud_slot_recv(ud, q, slots[i], &wr[i], &sge[i]);
 			if (i)
 				wr[i - 1].next = &wr[i];
 		}
-		if ((rc = post_chain(ud, q, wr, n)) < 0)
+		if ((rc = cqp_ud_post_chain(ud, q, wr, n)) < 0)
 			return rc;
 		slots += n;
 		count -= n;
@@ -286,26 +263,12 @@ int cqp_ud_recv_flush(struct cqp_ud *ud, struct cqp_ud_rx *rx)
 	return rc;
 }
 
-int cqp_ud_recv_again(struct cqp_ud *ud, struct cqp_ud_rx *rx,
-		      const struct ibv_wc *wc, uint32_t size)
+int cqp_ud_recv_queued(struct cqp_ud *ud, struct cqp_ud_rx *rx,
+		       const struct ibv_wc *wc, uint32_t size)
 {
-	unsigned q = slot_queue(wc->wr_id);
-	struct ibv_recv_wr wr;
-	struct ibv_sge sge;
-	int rc;
+	int rc = cqp_ud_recv_done(ud, rx, wc, size, false);
 
-	/* Another thread's slots of the queue may be listed: its path. */
-	if (ud->rx_locked || rx->ndirty) {
-		rc = cqp_ud_recv_done(ud, rx, wc, size, false);
-		return rc < 0 ? rc : cqp_ud_recv_flush(ud, rx);
-	}
-	if ((rc = check_len(wc, size)) < 0)
-		return rc;
-	rx->received++;
-	if (--ud->rq_left[q] == 0)
-		rx->rx_dry++;
-	slot_recv(ud, q, (uint32_t)wc->wr_id, &wr, &sge);
-	return post_chain(ud, q, &wr, 1);
+	return rc < 0 ? rc : cqp_ud_recv_flush(ud, rx);
 }
 
 /* ---- sends ---- */

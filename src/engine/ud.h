@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/fabric.h"
 #include "engine/bench.h"
 #include "verbs/completion.h"
 #include "verbs/verbs.h"
@@ -130,10 +131,63 @@ int cqp_ud_recv_done(struct cqp_ud *ud, struct cqp_ud_rx *rx,
 		     const struct ibv_wc *wc, uint32_t size, bool verify);
 /* Posts the receives cqp_ud_recv_done queued. */
 int cqp_ud_recv_flush(struct cqp_ud *ud, struct cqp_ud_rx *rx);
-/* cqp_ud_recv_done (no --verify) and the slot posted again at once, in
- * one call: a ping-pong's receive, where batching gathers nothing. */
-int cqp_ud_recv_again(struct cqp_ud *ud, struct cqp_ud_rx *rx,
-		      const struct ibv_wc *wc, uint32_t size);
+/* The receive of slot on queue q (wr->next: NULL). */
+static inline void cqp_ud_slot_recv(const struct cqp_ud *ud, unsigned q,
+				    uint32_t slot, struct ibv_recv_wr *wr,
+				    struct ibv_sge *sge)
+{
+	*sge = (struct ibv_sge){(uintptr_t)ud->rbuf.addr +
+				    (uint64_t)slot * ud->rslot,
+				ud->rslot, ud->rbuf.mr->lkey};
+	*wr = (struct ibv_recv_wr){
+	    .wr_id = (uint64_t)q << CQP_UD_WRID_QUEUE_SHIFT | slot,
+	    .sg_list = sge,
+	    .num_sge = 1};
+}
+
+/* ibv_post_recv's failure err, said. */
+int cqp_ud_post_failed(int err);
+
+/* A chain of n receives posted on queue q, in one call. */
+static inline int cqp_ud_post_chain(struct cqp_ud *ud, unsigned q,
+				    struct ibv_recv_wr *wr, unsigned n)
+{
+	struct ibv_recv_wr *bad;
+	int err = ud->srq ? ibv_post_srq_recv(ud->srq, wr, &bad)
+			  : ibv_post_recv(ud->qps[q], wr, &bad);
+
+	if (err)
+		return cqp_ud_post_failed(err);
+	ud->rq_left[q] += n;
+	return 0;
+}
+
+/* cqp_ud_recv_done (no --verify), then cqp_ud_recv_flush. */
+int cqp_ud_recv_queued(struct cqp_ud *ud, struct cqp_ud_rx *rx,
+		       const struct ibv_wc *wc, uint32_t size);
+
+/* cqp_ud_recv_done (no --verify) and the slot posted again at once: a
+ * ping-pong's receive, where batching gathers nothing.  Inline, with no
+ * call of ours on its common path (under TCG a return costs more than
+ * its instructions).  A queue another thread's slots may be listed for,
+ * or a length to complain of, takes the queued path. */
+static inline int cqp_ud_recv_again(struct cqp_ud *ud, struct cqp_ud_rx *rx,
+				    const struct ibv_wc *wc, uint32_t size)
+{
+	unsigned q = (unsigned)(wc->wr_id >> CQP_UD_WRID_QUEUE_SHIFT);
+	struct ibv_recv_wr wr;
+	struct ibv_sge sge;
+
+	if (ud->rx_locked || rx->ndirty ||
+	    !cqp_fabric_ud_len_ok(wc->byte_len, size,
+				  wc->wc_flags & IBV_WC_GRH))
+		return cqp_ud_recv_queued(ud, rx, wc, size);
+	rx->received++;
+	if (--ud->rq_left[q] == 0)
+		rx->rx_dry++;
+	cqp_ud_slot_recv(ud, q, (uint32_t)wc->wr_id, &wr, &sge);
+	return cqp_ud_post_chain(ud, q, &wr, 1);
+}
 /* Zeroes the receive counters for a new step. */
 void cqp_ud_recv_begin(struct cqp_ud_rx *rx);
 
