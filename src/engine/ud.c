@@ -242,7 +242,7 @@ int cqp_ud_recv_done(struct cqp_ud *ud, struct cqp_ud_rx *rx,
 	return 0;
 }
 
-int cqp_ud_recv_flush(struct cqp_ud *ud, struct cqp_ud_rx *rx)
+int cqp_ud_recv_flush_listed(struct cqp_ud *ud, struct cqp_ud_rx *rx)
 {
 	int rc = 0;
 

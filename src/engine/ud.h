@@ -129,8 +129,16 @@ static inline unsigned cqp_ud_qp_index(const struct cqp_ud *ud,
  * reposting.  A mismatch is a CQP_E_PROTO failure. */
 int cqp_ud_recv_done(struct cqp_ud *ud, struct cqp_ud_rx *rx,
 		     const struct ibv_wc *wc, uint32_t size, bool verify);
-/* Posts the receives cqp_ud_recv_done queued. */
-int cqp_ud_recv_flush(struct cqp_ud *ud, struct cqp_ud_rx *rx);
+/* Posts the receives cqp_ud_recv_done queued (cqp_ud_recv_flush's
+ * work when this thread listed some). */
+int cqp_ud_recv_flush_listed(struct cqp_ud *ud, struct cqp_ud_rx *rx);
+static inline int cqp_ud_recv_flush(struct cqp_ud *ud, struct cqp_ud_rx *rx)
+{
+	/* Nothing listed by this thread (its rx is its own): nothing to
+	 * post, and no lock to take; a ping-pong's common case. */
+	return rx->ndirty ? cqp_ud_recv_flush_listed(ud, rx) : 0;
+}
+
 /* The receive of slot on queue q (wr->next: NULL). */
 static inline void cqp_ud_slot_recv(const struct cqp_ud *ud, unsigned q,
 				    uint32_t slot, struct ibv_recv_wr *wr,

@@ -357,10 +357,7 @@ static int exchange(struct cqp_run *run, struct lat_ctx *c, unsigned qp,
 		if (rc == 1) {
 			*rtt = seen - t0;
 			*posted = t0;
-			/* Each receive went back at once, unless queued. */
-			return c->ud.rx->ndirty || c->ud.rx_locked
-				   ? cqp_ud_recv_flush(&c->ud, c->ud.rx)
-				   : 0;
+			return cqp_ud_recv_flush(&c->ud, c->ud.rx);
 		}
 		if ((rc = cqp_ud_recv_flush(&c->ud, c->ud.rx)) < 0)
 			return rc;
