@@ -295,15 +295,19 @@ for t in tclass-rc tclass-ud; do
 		test "$tos" = "104 " -a "${n:-0}" -ge 200
 done
 
-# RC and UD ping-pong cross the same wire, so their medians must be alike.
-# Over QEMU's TCP socket netdev, Nagle held each RC reply behind rxe's ACK
-# until a delayed ACK, and RC's p50 was ~60x UD's (23 ms against 0.4 ms).
-p50() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["lat_us"]["p50"])' "$1" 2>/dev/null; }
-rc_p50=$(p50 "$out/client/cq_event_lat.json")
-ud_p50=$(p50 "$out/client/ud_send_lat.json")
-check "RC p50 ($rc_p50 us) within 10x UD's ($ud_p50 us) across the nodes" \
+# RC and UD ping-pong cross the same wire, so their fastest exchanges must
+# be alike.  Over QEMU's TCP socket netdev, Nagle held each RC reply behind
+# rxe's ACK until a delayed ACK: RC's minimum was 23x UD's (3.3 ms against
+# 0.15 ms; p50 26 ms), where over UDP it is 1.2-1.4x.  Minima, not medians:
+# host scheduling moves RC's median (more kernel steps in both guests) up
+# to 11x UD's, but not the fastest of 300 exchanges.
+lat() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["lat_us"][sys.argv[2]])' "$1" "$2" 2>/dev/null; }
+rc=$out/client/cq_event_lat.json ud=$out/client/ud_send_lat.json
+echo "# p50: RC $(lat "$rc" p50) us, UD $(lat "$ud" p50) us (not checked)"
+rc_min=$(lat "$rc" min) ud_min=$(lat "$ud" min)
+check "RC min ($rc_min us) within 10x UD's ($ud_min us) across the nodes" \
 	python3 -c 'import sys; sys.exit(not float(sys.argv[1]) <= 10 * float(sys.argv[2]))' \
-	"${rc_p50:-inf}" "${ud_p50:-0}"
+	"${rc_min:-inf}" "${ud_min:-0}"
 check_documents "$out"
 echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"
 [ "$CHECKS_FAILED" -eq 0 ]
