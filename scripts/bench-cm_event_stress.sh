@@ -12,8 +12,8 @@
 # (default 7, at least 7, at most 1000; BENCH_RUNS is its deprecated
 # alias) pairs. Prints every run's full-connect rate in connections/s of
 # both tools and the ratio ours/cmtime pair by pair, the medians, the
-# median of the paired ratios with its 95 % confidence interval (paired
-# bootstrap over the pairs, fixed seed) and a verdict: ahead or behind
+# median of the paired ratios with its interval (order statistics, at
+# least 95 %; Holm's step-down over the report's verdicts) and a verdict: ahead or behind
 # when the interval excludes 1 (higher is better), else parity; then, as
 # a note, each step's figures of both tools (medians over the runs) side
 # by side. Writes summary.json and runs.tsv to DIR (default:

@@ -17,7 +17,7 @@
 # by pair (p50, perftest's t_typical, and average; ibv_rc_pingpong prints
 # only an average, its usec/iter being a round trip: half of it), the
 # medians, and per comparison the median of the paired ratios with its
-# 95 % confidence interval (paired bootstrap over the pairs, fixed seed)
+# interval (order statistics, at least 95 %; Holm over the report)
 # and a verdict, ahead or behind when the interval excludes 1 (lower is
 # better), else parity: our p50 over ib_send_lat's, and our average over
 # ibv_rc_pingpong's (the floor); for event mode also the client's CPU time

@@ -13,8 +13,8 @@
 # size; iterations per size from BENCH_ITERS_64, BENCH_ITERS_4096 and
 # BENCH_ITERS_65536.  Prints every run's average bandwidth in MB/s (2^20
 # bytes/s) pair by pair, the medians, the median of the paired ratios
-# ours/theirs with its 95 % confidence interval (paired bootstrap over the
-# pairs, fixed seed) and a verdict: ahead or behind when the interval
+# ours/theirs with its interval (order statistics, at least 95 %; Holm
+# over the report's verdicts) and a verdict: ahead or behind when the interval
 # excludes 1 (higher is better), else parity; and the median of each
 # tool's rxe retransmissions a run (rxe's completer_retry_err around the
 # run; summary.json: ours_rxe_retries, theirs_rxe_retries); and the

@@ -11,8 +11,8 @@
 # about 2 s (iterations = 2 x rate), BENCH_PAIRS pairs (default 7, at
 # least 7). Per run the achieved message rate each tool reports (ours:
 # achieved_rate; perftest: its MsgRate) and its error |achieved/offered -
-# 1| in percent; per rate each tool's median error with a 95 % bootstrap
-# interval, and the median of the paired ratios of errors ours/theirs
+# 1| in percent; per rate each tool's median error with its order
+# statistics' interval, and the median of the paired ratios of errors ours/theirs
 # with its interval and a verdict (lower is better). Writes summary.json
 # and runs.tsv to DIR (default build/bench-rate). Exit status: 0 whatever
 # the verdict, 1 when a run still fails after its retries, 2 on usage

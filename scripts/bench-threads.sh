@@ -15,7 +15,7 @@
 # from BENCH_ITERS_64 and BENCH_ITERS_4096. Per case: each run's bandwidth
 # (MB/s, 2^20 B/s) and the server's CPU per message (its threads' CPU
 # time over the messages, in us), the medians, the median of the paired
-# ratios with its 95 % bootstrap interval and a verdict (bandwidth: higher
+# ratios with its order statistics' interval and a verdict (bandwidth: higher
 # is better; CPU per message: lower). The "ours" of a case is the first
 # configuration named above, "theirs" the second. Processes are not
 # pinned (unlike the other bench scripts): pinned, a side's two threads

@@ -13,8 +13,8 @@
 # BENCH_ITERS_1024 and BENCH_ITERS_4096. Prints every run's average
 # sending bandwidth in MB/s (2^20 bytes/s, the client's figure, as
 # perftest's client prints it) pair by pair, the medians, the median of
-# the paired ratios ours/theirs with its 95 % confidence interval (paired
-# bootstrap over the pairs, fixed seed) and a verdict: ahead or behind
+# the paired ratios ours/theirs with its interval (order statistics, at
+# least 95 %; Holm over the report's verdicts) and a verdict: ahead or behind
 # when the interval excludes 1 (higher is better), else parity; also what
 # was lost on the way (ours counts it; perftest's server only waits for
 # it); the sending side's work a message, and each tool's user-space

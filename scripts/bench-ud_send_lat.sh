@@ -14,7 +14,7 @@
 # pair by pair (p50, perftest's t_typical, and average; ibv_ud_pingpong
 # prints only an average, its usec/iter being a round trip: half of it),
 # the medians, and per comparison the median of the paired ratios with its
-# 95 % confidence interval (paired bootstrap over the pairs, fixed seed)
+# interval (order statistics, at least 95 %; Holm over the report)
 # and a verdict, ahead or behind when the interval excludes 1 (lower is
 # better), else parity: our p50 over ib_send_lat's, and our average over
 # ibv_ud_pingpong's (the floor). Writes summary.json and runs.tsv to DIR

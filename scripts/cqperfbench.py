@@ -7,9 +7,10 @@ share, one implementation each:
 - perftest's output: the value under a named column in the row of a size
   (perftest_value), as perftest 4.5 and 6.x print it;
 - the statistics of paired runs: the median of the paired ratios
-  ours/theirs and its interval from a paired bootstrap (bootstrap_ci,
-  stratified_ci; runs_ci where pairs are pooled from runs), a verdict
-  against 1 (verdict_of) or against a tolerance (judge_ratio);
+  ours/theirs and its distribution-free interval (median_ci, the order
+  statistics; runs_test widens it where pairs are pooled from runs), a
+  verdict against 1 (verdict_of), Holm's step-down over a report's
+  verdicts (holm), or against a tolerance (judge_ratio);
 - the bench reports (summarize and its helpers), which the benchmarks'
   classes call (their harness is scripts/cqperfbench_run.py).
 
@@ -81,16 +82,18 @@ def perftest_value(text, header, size):
 # ---- paired statistics ----
 
 
-# At least this many pairs (BENCH_PAIRS' least): with fewer, the
-# interval of a median of paired ratios cannot exclude 1 at this level.
+# At least this many pairs (BENCH_PAIRS' least): with fewer, the gate's
+# interval (GATE_LEVEL) cannot be had: [x(1), x(6)] of 6 covers 96.9 %.
 MIN_PAIRS = 7
-# The paired bootstrap: RESAMPLES resamples of the pairs, with
-# replacement, from a generator seeded with SEED (the same TSV always
-# gives the same interval); the statistic is the median of the paired
-# ratios of a resample; the interval is the LEVEL percentile interval.
+# The interval of a median of paired ratios is the order statistics'
+# (median_ci), at least LEVEL.  Pairs pooled from several runs widen it
+# to a bootstrap that draws runs, then pairs: RESAMPLES resamples from a
+# generator seeded with SEED (the same TSVs, the same interval).
 RESAMPLES = 10000
 SEED = 12
 LEVEL = 0.95
+RANKS = "order statistics of the paired ratios (sign test)"
+RUNS = "; widened to runs resampled, then their pairs"
 COLUMNS = ("iters", "pair", "order", "tool", "attempts")
 # Verdicts, for the summary: (label, what, comparison), in order.
 VERDICTS = []
@@ -157,11 +160,64 @@ def med(xs):
 def fmt(v, f="%.2f"):
     return f % v if v is not None else "n/a"
 
-def bootstrap_ci(ratios, resamples=RESAMPLES, seed=SEED, level=LEVEL):
-    """The percentile interval of the median of the paired ratios over
-    resamples of the pairs (with replacement): stratified_ci of one
-    case."""
-    return stratified_ci([ratios], resamples, seed, level)
+def sign_cdf(n, k):
+    """P(Bin(n, 1/2) <= k): how often k or fewer of n ratios fall below
+    the median by chance."""
+    return sum(math.comb(n, j) for j in range(k + 1)) / 2.0 ** n
+
+def median_rank(n, level=LEVEL):
+    """(k, coverage): the largest rank k whose interval [x(k), x(n+1-k)]
+    of n sorted ratios covers their median with probability at least
+    level, whatever their distribution, and that probability,
+    1 - 2 P(Bin(n, 1/2) <= k-1); (None, None) when even [x(1), x(n)]
+    falls short (fewer than 6 pairs at 95 %)."""
+    best = (None, None)
+    for k in range(1, n // 2 + 1):
+        cover = 1 - 2 * sign_cdf(n, k - 1)
+        if cover < level:
+            break
+        best = (k, cover)
+    return best
+
+def median_ci(ratios, level=LEVEL):
+    """The distribution-free interval of the median of ratios: order
+    statistics k and n+1-k (median_rank).  It needs only independent
+    ratios, each as likely above its median as below, so it holds its
+    level at 7 pairs where a percentile bootstrap holds 87.5 %.
+    ValueError with too few ratios for level."""
+    lo, hi, cover = median_interval(ratios, level)
+    if cover is None or cover < level:
+        raise ValueError("%d ratios: too few for a %g %% interval"
+                         % (len(ratios), 100 * level))
+    return lo, hi
+
+def median_interval(xs, level=LEVEL):
+    """(lo, hi, coverage): median_ci's interval where xs are enough for
+    level, else the widest there is, [min, max], with the coverage it
+    has (below level; None for no xs)."""
+    xs = sorted(xs)
+    if not xs:
+        return None, None, None
+    k, cover = median_rank(len(xs), level)
+    if k is None:
+        k, cover = 1, 1 - 2 * sign_cdf(len(xs), 0)
+    return xs[k - 1], xs[len(xs) - k], cover
+
+def sign_p(ratios, at=1.0):
+    """The exact two-sided sign test that the median of ratios is at:
+    the chance of a split of those above and below it at least as uneven
+    as the one seen (ratios equal to at are left out).  median_ci
+    excludes at exactly when this p is below 1 - its coverage."""
+    below = sum(1 for x in ratios if x < at)
+    above = sum(1 for x in ratios if x > at)
+    n = below + above
+    return min(1.0, 2 * sign_cdf(n, min(below, above))) if n else 1.0
+
+def coverage_text(c):
+    """How sure c's interval is: "(98.4 %)", "(>= 95.7 %)" where it was
+    widened for pooled runs."""
+    return "(%s%.1f %%)" % (">= " if RUNS in c.get("interval", "") else "",
+                            100 * c["ci_coverage"])
 
 def verdict_of(lo, hi, lower_better):
     """ahead or behind only when the interval [lo, hi] of ours/theirs
@@ -175,7 +231,7 @@ def verdict_of(lo, hi, lower_better):
 def compare(label, rows, key, lower_better, what, vs="theirs", vs_name=None,
             vs_key=None):
     """Pair by pair, ours key over vs vs_key (default key): the paired
-    ratios, their median, its interval (bootstrap_ci) and the verdict,
+    ratios, their median, its interval (runs_test) and the verdict,
     printed as one line under label and kept for summarize; returned as
     a dict. Verdict "none" with fewer than MIN_PAIRS complete pairs."""
     vs_key = vs_key or key
@@ -187,15 +243,17 @@ def compare(label, rows, key, lower_better, what, vs="theirs", vs_name=None,
          "lower_is_better": lower_better, "pairs": len(ratios),
          "ratios": ratios, "median": None, "ci95": None, "verdict": "none"}
     groups = run_groups(paired)
+    c["interval"] = RANKS
     if len(groups) > 1:
         c.update(pair_runs=[run_of(p) for p, _ in paired],
-                 interval="runs resampled, then their pairs")
+                 interval=RANKS + RUNS)
     if len(ratios) >= MIN_PAIRS:
-        lo, hi = runs_ci([[g] for g in groups.values()] if groups else
-                         [[ratios]])
-        c.update(median=statistics.median(ratios), ci95=[lo, hi],
-                 verdict=verdict_of(lo, hi, lower_better))
-        text = "median %.3f, 95%% CI [%.3f, %.3f]" % (c["median"], lo, hi)
+        lo, hi, pv, cover = runs_test([[g] for g in groups.values()]
+                                      if groups else [[ratios]])
+        c.update(median=statistics.median(ratios), ci95=[lo, hi], p=pv,
+                 ci_coverage=cover, verdict=verdict_of(lo, hi, lower_better))
+        text = "median %.3f, CI [%.3f, %.3f] %s" % (
+            c["median"], lo, hi, coverage_text(c))
     else:
         text = "no verdict: %d complete pairs, %d wanted" % (len(ratios),
                                                             MIN_PAIRS)
@@ -244,17 +302,23 @@ def run_medians(paired):
     return [{"run": k, "pairs": len(v), "median": statistics.median(v)}
             for k, v in run_groups(paired).items()]
 
-def verdict_line(label, c):
+def verdict_line(label, c, family=0):
+    """c's verdict in one line; with family (the report's count of
+    verdicts), a second with the sign test's p and what Holm's step-down
+    over them all leaves of it."""
     if c["median"] is None:
         detail = "%d complete pairs, %d wanted" % (c["pairs"], MIN_PAIRS)
     else:
-        detail = "median %.3f, 95%% CI [%.3f, %.3f] %s 1" % (
-            c["median"], c["ci95"][0], c["ci95"][1],
+        detail = "median %.3f, CI [%.3f, %.3f] %s %s 1" % (
+            c["median"], c["ci95"][0], c["ci95"][1], coverage_text(c),
             "includes" if c["verdict"] == "parity" else "excludes")
     print("verdict %s: %s ours/%s: %s (%s; %s is better)"
           % (" ".join(label.split()), c["what"], c["vs"], c["verdict"],
              detail,
              "lower" if c["lower_is_better"] else "higher"))
+    if family and "holm" in c:
+        print("    p %.4f; over this report's %d verdicts (Holm, 5 %%): %s"
+              % (c["p"], family, c["holm"]))
 
 def table(label, mine, lines):
     """Per pair, in columns: which tool went first, then each of lines,
@@ -392,33 +456,38 @@ def latency(label, size, mine, name, floor=None, head={}, **extra):
                                  floor)
     return entry
 
-def stratified_ci(strata, resamples=RESAMPLES, seed=SEED, level=LEVEL):
-    """The percentile interval of the median of the ratios over resamples
-    that draw, for each case of strata, its pairs from that case alone
-    (with replacement; sizes are not exchangeable)."""
-    rng = random.Random(seed)
-    meds = sorted(statistics.median([s[int(rng.random() * len(s))]
-                                     for s in strata for _ in s])
-                  for _ in range(resamples))
-    return percentile_interval(meds, level)
+def runs_test(runs, resamples=RESAMPLES, seed=SEED, level=LEVEL):
+    """(lo, hi, p, coverage) for the median of paired ratios, runs being
+    [[ratios of a case] a case] a run: median_ci and sign_p of all the
+    ratios together (sizes pooled: under parity each ratio is as likely
+    above 1 as below, so the ranks hold their level) and coverage, that
+    interval's.  Pairs pooled from several runs share each run's guest,
+    which can move them all alike: then the interval is also widened to
+    hold the percentile interval of a bootstrap that draws runs first,
+    then each drawn run's pairs case by case, and p is the larger of the
+    two tests' (so coverage is a floor)."""
+    flat = [x for run in runs for case in run for x in case]
+    lo, hi = median_ci(flat, level)
+    p = sign_p(flat)
+    if len(runs) > 1:
+        rng = random.Random(seed)
+        meds = []
+        for _ in range(resamples):
+            drawn = [runs[int(rng.random() * len(runs))] for _ in runs]
+            meds.append(statistics.median(
+                [s[int(rng.random() * len(s))] for run in drawn
+                 for s in run for _ in s] or [1.0]))
+        meds.sort()
+        blo, bhi = percentile_interval(meds, level)
+        lo, hi = min(lo, blo), max(hi, bhi)
+        side = min(sum(1 for m in meds if m <= 1), sum(1 for m in meds
+                                                       if m >= 1))
+        p = max(p, min(1.0, 2.0 * side / len(meds)))
+    return lo, hi, p, median_rank(len(flat), level)[1]
 
 def runs_ci(runs, resamples=RESAMPLES, seed=SEED, level=LEVEL):
-    """stratified_ci of pairs pooled from runs: runs is [[ratios of a
-    case] a case] a run.  Each resample draws as many runs as there are,
-    with replacement, then each drawn run's pairs case by case: pairs of
-    one run share its guest, which can move them all alike, so the runs
-    disagreeing widens the interval as more pairs of one run cannot.
-    One run: stratified_ci itself."""
-    if len(runs) == 1:
-        return stratified_ci(runs[0], resamples, seed, level)
-    rng = random.Random(seed)
-    meds = []
-    for _ in range(resamples):
-        drawn = [runs[int(rng.random() * len(runs))] for _ in runs]
-        meds.append(statistics.median([s[int(rng.random() * len(s))]
-                                       for run in drawn for s in run
-                                       for _ in s]))
-    return percentile_interval(sorted(meds), level)
+    """runs_test's interval alone."""
+    return runs_test(runs, resamples, seed, level)[:2]
 
 def percentile_interval(meds, level):
     """The LEVEL percentile interval of sorted resampled medians."""
@@ -428,10 +497,24 @@ def percentile_interval(meds, level):
     hi = meds[min(resamples, int(math.ceil((1 - alpha) * resamples))) - 1]
     return lo, hi
 
+def holm(cases, level=1 - LEVEL):
+    """Holm's step-down over a report's comparisons (dicts with "p" and
+    "verdict"): each gets "holm", its verdict where its test still
+    rejects after the correction for all of them, else "parity".  The
+    chance that any parity case reads ahead or behind stays under level
+    whatever the cases' dependence."""
+    tested = sorted((c for c in cases if c.get("p") is not None),
+                    key=lambda c: c["p"])
+    m, going = len(tested), True
+    for i, c in enumerate(tested):
+        going = going and c["p"] <= level / (m - i)
+        c["holm"] = c["verdict"] if going else "parity"
+    return m
+
 def pooled(verdicts):
     """Per mode (a label less its trailing size, "event 64 B" -> "event")
     and comparison, with two or more sizes that have verdicts: every
-    ratio of every size together, their median and stratified_ci. A gap of a
+    ratio of every size together, their median and runs_test. A gap of a
     few percent that 7-11 pairs of one size leave at parity shows here."""
     groups = {}
     for label, c in verdicts:
@@ -447,7 +530,7 @@ def pooled(verdicts):
             continue
         strata = [c["ratios"] for c in cs]
         runs = runs_by_case(cs)
-        lo, hi = runs_ci(runs)
+        lo, hi, pv, cover = runs_test(runs)
         out.append(("%s (all sizes)" % mode,
                     {"what": what, "vs": vs, "mode": mode,
                      "lower_is_better": lower_better,
@@ -455,9 +538,9 @@ def pooled(verdicts):
                      "sizes": len(strata),
                      "median": statistics.median(
                          [x for s in strata for x in s]),
-                     "ci95": [lo, hi], "interval": "stratified by size" +
-                     ("; runs resampled, then their pairs" if len(runs) > 1
-                      else ""),
+                     "ci95": [lo, hi], "p": pv, "ci_coverage": cover,
+                     "interval": RANKS + ", sizes pooled" +
+                     (RUNS + " size by size" if len(runs) > 1 else ""),
                      "verdict": verdict_of(lo, hi, lower_better)}))
     return out
 
@@ -481,27 +564,33 @@ def summarize(tsv, out, title, key, case, meta, cases="sizes"):
     del VERDICTS[:]
     print(title)
     print("%d pairs, the order rotating; ratios ours/theirs pair by pair,"
-          " their median and its 95%% CI" % len(distinct(rows, "pair")))
+          " their median and its interval" % len(distinct(rows, "pair")))
     runs = len({run_of(p) for p in distinct(rows, "pair")} - {None})
-    # Pooled: the method's longer name takes a line of its own (100
-    # columns).
-    print("(paired bootstrap%s, %d resamples, seed %d);%sverdict ahead or"
-          " behind only when the CI excludes 1"
-          % (" of the runs, then of each drawn run's pairs" if runs > 1
-             else "", RESAMPLES, SEED, "\n" if runs > 1 else " "))
+    print("(order statistics, at least 95 %%%s); verdict ahead or behind"
+          " only when it excludes 1" % (
+              ", widened to a bootstrap of the runs" if runs > 1 else ""))
     summary = [case(v, [r for r in rows if r[key] == v])
                for v in distinct(rows, key)]
     pools = pooled(VERDICTS)
+    family = holm([c for _, c in VERDICTS + pools])
+    print("Each verdict alone: a parity case reads ahead or behind in at"
+          " most 5 % of reports;")
+    print("over %d verdicts chance alone gives up to %.1f such, so each"
+          " also says what Holm's" % (family, 0.05 * family))
+    print("step-down over all of them keeps of it (cqperf(7), VERDICTS).")
     for label, c in VERDICTS + pools:
-        verdict_line(label, c)
+        verdict_line(label, c, family)
     json.dump(dict(meta, pairs=len(distinct(rows, "pair")),
-                   bootstrap={"resamples": RESAMPLES, "seed": SEED,
-                              "level": LEVEL,
-                              "statistic": "median of the paired ratios"
-                                           " ours/theirs",
-                              "interval": "percentile",
-                              "resampled": "runs, then their pairs"
-                                           if runs > 1 else "pairs"},
+                   interval={"level": LEVEL,
+                             "statistic": "median of the paired ratios"
+                                          " ours/theirs",
+                             "interval": "order statistics (sign test)",
+                             "widened": "percentile bootstrap, %d resamples"
+                                        " of the runs, then their pairs,"
+                                        " seed %d" % (RESAMPLES, SEED)
+                                        if runs > 1 else None,
+                             "multiplicity": "Holm's step-down over %d"
+                                             " verdicts" % family},
                    pooled=[c for _, c in pools],
                    **{cases: [e for _, e in summary]}),
               open(out, "w"), indent=2)
@@ -549,15 +638,27 @@ def work_report(tsv, out, tools, iters):
         json.dump(summary, f, indent=2)
 
 
-def judge_ratio(ratios, base, tol, lower_better):
+# The gate looks at a figure twice at most (after --min-pairs and after
+# --max-pairs): each look at GATE_LEVEL keeps its false alarms, for a
+# figure sitting at its limit, under (1 - GATE_LEVEL) / 2 a look, 2.5 %
+# for both (Bonferroni); the rank intervals' own coverage makes it 1.4 %
+# at 7 and 11 pairs.
+GATE_LEVEL = 0.975
+
+def gate_looks(min_pairs, max_pairs, record):
+    """The pair counts at which the gate judges a figure: --min-pairs,
+    then --max-pairs while undecided; --record measures --max-pairs."""
+    return (max_pairs,) if record else (min_pairs, max_pairs)
+
+def judge_ratio(ratios, base, tol, lower_better, level=GATE_LEVEL):
     """The gate's verdict on paired ratios ours/theirs against BASE (the
     edge of the recorded ratio's interval), with tolerance TOL (0.10):
-    "regressed" only when the whole interval of the median lies beyond
+    "regressed" only when the whole median_ci at level lies beyond
     BASE * (1 - TOL) (rates) or BASE * (1 + TOL) (latencies), "ok" when
     the whole interval is on the good side, else "undecided" (not a
     regression: the pairs cannot tell).  Returns (verdict, median, lo,
     hi, limit)."""
-    lo, hi = bootstrap_ci(ratios)
+    lo, hi = median_ci(ratios, level)
     m = statistics.median(ratios)
     if lower_better:
         limit = base * (1 + tol)

@@ -7,8 +7,8 @@ minimal ping-pong as a floor) run in one soft-RoCE session, in
 BENCH_PAIRS pairs: a pair is one run of each tool, the order rotating
 from pair to pair so that drift in the noisy, TCG-emulated guest cancels.
 A failed run is retried.  The report (cqperfbench.summarize) takes per
-pair the ratio ours/theirs, their median, a 95 % interval from a paired
-bootstrap and a verdict ahead, parity or behind.
+pair the ratio ours/theirs, their median, its interval from the order
+statistics (cqperfbench.median_ci) and a verdict ahead, parity or behind.
 
 A benchmark is a subclass of Bench (BwBench, LatBench): its cases from
 the environment (specs), one run of each tool (run_ours, run_theirs,

@@ -19,12 +19,13 @@ Per (arrival, rate), each round gives:
   noise       each fixed policy's p99 / the best of the other fixed
               ones: what a policy no better and no worse than the rest
               scores against a best of several noisy p99s.
-Reported: the median over rounds with a 95 % bootstrap interval of each
+Reported: the median over rounds with the order statistics' interval of
+each (at least 95 % from 6 rounds; the last line says what it covers)
 (noise: the median over the fixed policies of their medians), and
 whether the medians clear the bar (ratio <= 1.10, excess <= 2).
 
 Usage: bench-policies.sh [--out DIR] [--timeout SEC] [--report DIR]
-Environment: BENCH_ROUNDS (5), BENCH_SECS (1, each row's -D),
+Environment: BENCH_ROUNDS (7), BENCH_SECS (1, each row's -D),
 BENCH_FRACS (0.01,0.1,0.3,0.6,0.9), BENCH_ARRIVALS
 (fixed,poisson,onoff:100,100).  Writes rounds/*.json, summary.json and
 summary.txt to DIR (default build/bench-policies); --report DIR makes the
@@ -79,7 +80,7 @@ def client(top, args, out):
 
 
 def inner(top, out):
-    rounds = int(os.environ.get("BENCH_ROUNDS", "5"))
+    rounds = int(os.environ.get("BENCH_ROUNDS", "7"))
     secs = os.environ.get("BENCH_SECS", "1")
     fracs = [float(x) for x in env_list("BENCH_FRACS", "0.01,0.1,0.3,0.6,0.9")]
     os.makedirs(os.path.join(out, "rounds"), exist_ok=True)
@@ -150,7 +151,7 @@ def round_figures(doc):
 
 
 def report(out):
-    per = {}
+    per, covers = {}, set()
     rdir = os.path.join(out, "rounds")
     for name in sorted(os.listdir(rdir)):
         if not name.endswith(".json"):
@@ -162,14 +163,15 @@ def report(out):
             per.setdefault((arrival, rate), []).append(figs)
     lines, summary = [], []
     lines.append("%-14s %6s %22s %6s %24s %6s  %s" % (
-        "arrival", "rate/s", "p99 ratio [95 %]", "noise",
-        "CPU excess pts [95 %]", "clears", "fixed picks"))
+        "arrival", "rate/s", "p99 ratio [CI]", "noise",
+        "CPU excess pts [CI]", "clears", "fixed picks"))
     for (arrival, rate), figs in sorted(per.items()):
         ratios = [f[0] for f in figs]
         excess = [f[1] for f in figs]
         picks = sorted({f[2] for f in figs})
-        rlo, rhi = cb.bootstrap_ci(ratios)
-        elo, ehi = cb.bootstrap_ci(excess)
+        rlo, rhi, cover = cb.median_interval(ratios)
+        elo, ehi, _ = cb.median_interval(excess)
+        covers.add(cover)
         rm, em = cb.med(ratios), cb.med(excess)
         modes = sorted({m for f in figs for m in f[3]})
         nz = cb.med([cb.med([f[3][m] for f in figs if m in f[3]])
@@ -184,6 +186,9 @@ def report(out):
                         "fixed_noise_ratio": nz,
                         "cpu_excess": em, "cpu_excess_ci": [elo, ehi],
                         "picks": picks, "clears": clears})
+    lines += ["intervals: order statistics of the rounds' figures, covering"
+              " the median with %s" % " or ".join(
+                  "%.1f %%" % (100 * c) for c in sorted(covers) if c)]
     text = "\n".join(lines) + "\n"
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write(text)

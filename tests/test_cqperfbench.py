@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Unit tests of scripts/cqperfbench.py, what the benchmarks and the gate
 share: perftest's output (as perftest 4.5 prints it), pinning, the paired
-bootstrap and the gate's verdict against a tolerance.  No device.  Prints
+interval of a median, simulated under the null, and the gate's verdict
+against a tolerance.  No device.  Prints
 "ok - ..." / "not ok - ..." per check and the summary line."""
 import contextlib
 import io
+import math
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -72,16 +75,31 @@ if (os.cpu_count() or 1) >= 2:
     check("pinning: taskset for the command, --cpu for ours",
           b.pin(1) == (["taskset", "-c", "1"], ["--cpu", "1"]))
 
-# The paired bootstrap: fixed seed, so the same ratios give the same
-# interval; the interval holds the median.
+# The interval of the median: order statistics, chosen by the binomial.
+check("ranks: 7 pairs give [x(1), x(7)], 98.4 %",
+      b.median_rank(7) == (1, 1 - 2 / 128) and
+      b.median_ci([3, 1, 2, 7, 5, 4, 6]) == (1, 7))
+check("ranks: 11 pairs give [x(2), x(10)], 98.8 %; 21 [x(6), x(16)]",
+      b.median_rank(11) == (2, 1 - 2 * 12 / 2048) and
+      b.median_rank(21)[0] == 6 and b.median_rank(21)[1] >= 0.95 and
+      1 - 2 * b.sign_cdf(21, 6) < 0.95)
+check("ranks: 5 pairs cannot give 95 %", b.median_rank(5) == (None, None))
+try:
+    b.median_ci([1, 2, 3, 4, 5])
+    check("ranks: too few pairs is an error", False)
+except ValueError as e:
+    check("ranks: too few pairs is an error that says so", "5 ratios" in str(e))
+check("ranks: fewer than asked, the widest with what it covers",
+      b.median_interval([2, 1, 3, 4, 5]) == (1, 5, 1 - 2 / 32))
+check("sign test: 7 of 7 above, p 2/128; ties left out; 4 of 7, p 1",
+      b.sign_p([1.1] * 7) == 2 / 128 and b.sign_p([1.1] * 7 + [1.0]) ==
+      2 / 128 and b.sign_p([0.9, 0.9, 0.9, 1.1, 1.1, 1.1, 1.1]) == 1.0)
 r = [1.0, 1.02, 0.98, 1.01, 0.99, 1.03, 0.97]
-lo, hi = b.bootstrap_ci(r)
-check("bootstrap: the same ratios, the same interval",
-      b.bootstrap_ci(list(r)) == (lo, hi))
-check("bootstrap: the interval holds the median", lo <= 1.0 <= hi)
-check("bootstrap: a wider spread, a wider interval",
-      hi - lo < (lambda i: i[1] - i[0])(b.bootstrap_ci(
-          [x * x * x for x in r])))
+cs = [{"p": 0.001, "verdict": "behind"}, {"p": 0.03, "verdict": "ahead"},
+      {"p": 0.04, "verdict": "ahead"}, {"verdict": "none"}]
+check("Holm: the first at 5 %/3, the second at 5 %/2 fails, so the rest",
+      b.holm(cs) == 3 and [c.get("holm") for c in cs] ==
+      ["behind", "parity", "parity", None])
 
 # The gate's verdict: regressed only when the whole interval is beyond
 # the limit; straddling it is undecided, not a regression.
@@ -128,15 +146,15 @@ check("run medians: printed with their pairs where those differ",
 off = (-0.015, -0.01, -0.005, 0, 0.005, 0.01, 0.015)
 runs = [[round(m + o, 3) for o in off] for m in (0.90, 0.92, 0.94, 0.95, 1.04)]
 flat = [x for r in runs for x in r]
-lo, hi = b.bootstrap_ci(flat)
+lo, hi = b.median_ci(flat)
 rlo, rhi = b.runs_ci([[r] for r in runs])
 check("runs interval: wider where the runs disagree (pairs %.3f-%.3f, runs"
-      " %.3f-%.3f)" % (lo, hi, rlo, rhi), hi < 1 < rhi and rlo < lo)
+      " %.3f-%.3f)" % (lo, hi, rlo, rhi), hi < 1 < rhi and rlo <= lo)
 agree = [[round(m + o, 3) for o in off] for m in (0.95, 0.96, 0.94, 0.95, 0.96)]
 check("runs interval: where they agree it stays behind",
       b.runs_ci([[r] for r in agree])[1] < 1)
 check("runs interval: one run is the pairs' own interval",
-      b.runs_ci([[runs[0]]]) == b.bootstrap_ci(runs[0]))
+      b.runs_ci([[runs[0]]]) == b.median_ci(runs[0]))
 rows = []
 for k, r in enumerate(runs, 1):
     for p, x in enumerate(r, 1):
@@ -147,7 +165,7 @@ with contextlib.redirect_stdout(buf):
     c = b.compare("x", rows, "mbps", False, "bw")
 check("runs interval: compare uses it, says so and keeps each pair's run",
       c["verdict"] == "parity" and c["ci95"] == [rlo, rhi] and
-      c["interval"] == "runs resampled, then their pairs" and
+      c["interval"] == b.RANKS + b.RUNS and
       c["pair_runs"] == [str(k) for k in range(1, 6) for _ in off] and
       "(35 pairs, 5 runs)" in buf.getvalue())
 two = [{"ratios": [0.9, 0.8, 1.1], "pair_runs": ["1", "2", "2"]},
@@ -171,4 +189,85 @@ lines = buf.getvalue().splitlines()[1:]
 check("run medians: 20 runs folded within 100 columns, all of them shown",
       len(lines) > 1 and max(len(x) for x in lines) <= 100 and
       sum(x.count("0.333/") for x in lines) == 20)
+# The null simulated, seeded: paired ratios whose median is 1, so every
+# ahead or behind is false; each path that gives a verdict must do so in
+# at most 5 % of reports, plus three standard errors of the simulation.
+def lognormal(rng, n):
+    return [math.exp(rng.gauss(0, 0.1)) for _ in range(n)]
+
+
+def mixture(rng, n):
+    """Two placements: half the pairs near 0.9, half near 1.1."""
+    return [(0.9 if rng.random() < 0.5 else 1.1) * math.exp(rng.gauss(0, 0.01))
+            for _ in range(n)]
+
+
+def bound(trials):
+    return 0.05 + 3 * math.sqrt(0.05 * 0.95 / trials)
+
+
+def false_rate(trials, verdict):
+    rng = random.Random(46)
+    return sum(verdict(rng) != "parity" for _ in range(trials)) / trials
+
+
+def bench_verdict(gen, pairs, runs=1):
+    """A bench's case (compare) over pairs pooled from runs."""
+    def one(rng):
+        rows = []
+        for run in range(1, runs + 1):
+            for p, x in enumerate(gen(rng, pairs), 1):
+                name = "%d.%d" % (run, p) if runs > 1 else str(p)
+                rows += [{"pair": name, "tool": "ours", "mbps": repr(x)},
+                         {"pair": name, "tool": "theirs", "mbps": "1"}]
+        with contextlib.redirect_stdout(io.StringIO()):
+            c = b.compare("x", rows, "mbps", False, "bw")
+        del b.VERDICTS[:]
+        return c["verdict"]
+    return one
+
+
+def sizes_verdict(gen, pairs, sizes):
+    """The pooled line over sizes (pooled): every size at parity."""
+    def one(rng):
+        cs = [("poll %d B" % (64 << k), {
+            "median": 1, "ratios": gen(rng, pairs), "what": "bw", "vs": "t",
+            "lower_is_better": False}) for k in range(sizes)]
+        return b.pooled(cs)[0][1]["verdict"]
+    return one
+
+
+RUNS_RESAMPLES = 200  # the pooled runs' bootstrap, cut for the test's time
+for gname, gen in (("lognormal", lognormal), ("two placements", mixture)):
+    for pairs in sorted({b.MIN_PAIRS, 11, 21}):
+        rate = false_rate(2000, bench_verdict(gen, pairs))
+        check("null, %s, %d pairs: a verdict in %.1f %% of reports (<= %.1f)"
+              % (gname, pairs, 100 * rate, 100 * bound(2000)),
+              rate <= bound(2000))
+    rate = false_rate(2000, sizes_verdict(gen, b.MIN_PAIRS, 3))
+    check("null, %s, 3 sizes pooled: a verdict in %.1f %% (<= %.1f)"
+          % (gname, 100 * rate, 100 * bound(2000)), rate <= bound(2000))
+
+    def pooled_runs(rng, gen=gen):
+        runs = [[gen(rng, b.MIN_PAIRS)] for _ in range(3)]
+        lo, hi = b.runs_ci(runs, resamples=RUNS_RESAMPLES,
+                           seed=rng.randrange(1 << 30))
+        return b.verdict_of(lo, hi, False)
+    rate = false_rate(600, pooled_runs)
+    check("null, %s, 3 runs of 7 pairs pooled: a verdict in %.1f %% (<= %.1f)"
+          % (gname, 100 * rate, 100 * bound(600)), rate <= bound(600))
+
+    def gate(rng, gen=gen):
+        """The gate's looks at a figure sitting at its limit (0.9 of a
+        baseline of 1, rate): how often it reads regressed."""
+        xs = [0.9 * x for x in gen(rng, 11)]
+        for n in b.gate_looks(b.MIN_PAIRS, 11, False):
+            v = b.judge_ratio(xs[:n], 1.0, 0.10, False)[0]
+            if v != "undecided":
+                break
+        return "regressed" if v == "regressed" else "parity"
+    rate = false_rate(2000, gate)
+    check("null, %s, the gate at 7 then 11 pairs: false alarms %.1f %% "
+          "(<= 2.5 %% by design)" % (gname, 100 * rate), rate <= 0.025 +
+          3 * math.sqrt(0.025 * 0.975 / 2000))
 finish()

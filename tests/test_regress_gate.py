@@ -49,7 +49,10 @@ check("... a figure twice", "twice" in (plan_error(
 check("... and the line", ":2:" in (plan_error(
     "# c\nx rate 10%\n") or ""))
 
-RATIOS = [1.0, 1.02, 0.98, 1.01, 0.99, 1.03, 0.97]
+# Seven pairs within 1.5 %: at 7 pairs the gate's interval is their whole
+# range (the order statistics, cqperf(7) VERDICTS), so a 15 % slip lies
+# beyond a 10 % tolerance only where the pairs agree this well.
+RATIOS = [1.0, 1.01, 0.99, 1.005, 0.995, 1.015, 0.985]
 
 
 def run_exact(cq_mode, sw, cw, comp=1.0):
