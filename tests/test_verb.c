@@ -30,9 +30,68 @@ static void tails(void)
 		CHECK(!cqp_tail_valid(fwd) || fwd == a || fwd == b);
 		CHECK(!cqp_tail_valid(back) || back == a || back == b);
 	}
-	/* 30 bits, wrapping: still one message on. */
-	CHECK(cqp_tail_after(cqp_tail_make((1u << 30) - 1, 0),
-			     cqp_tail_make(1u << 30, 0)) == 1);
+	/* 29 bits, wrapping: still one message on. */
+	CHECK(cqp_tail_after(cqp_tail_make((1u << 29) - 1, 0),
+			     cqp_tail_make(1u << 29, 0)) == 1);
+	CHECK(cqp_tail_seq(cqp_tail_make(41, CQP_TAIL_PHASE | CQP_TAIL_END)) ==
+	      41);
+}
+
+/* A bandwidth step's WRITEs as a target sees them: the warm-up's, then
+ * the measured phase's, numbered from 1 and every one marked.  However
+ * few of them the target happens to read, it sees the phase begin and
+ * counts exactly the measured messages. */
+static void phase(void)
+{
+	uint8_t buf[64 + 8 + 16 * 8] = {0}, peer[64] = {0};
+	struct cqp_verb_qp tx = {
+	    .buf = buf, .tails = (uint64_t *)(buf + 72), .nslots = 16};
+	struct cqp_verb_qp rx = {.buf = peer};
+	struct ibv_send_wr wr;
+	struct ibv_sge sge[2];
+	uint64_t counted = 0, last = 0;
+
+	/* The NIC's side: a WRITE's tail lands in the peer's last 8. */
+#define LAND() memcpy(peer + cqp_verb_tail_at(64), (void *)sge[1].addr, 8)
+	for (int k = 0; k < 128; k++) {
+		cqp_verb_prep(CQP_VERB_WRITE, &tx, 64, 0, false, &wr, sge);
+		LAND();
+	}
+	CHECK(cqp_verb_mem_take(&rx, 64) == 128);
+	/* The warm-up's last WRITE and the first measured one land before
+	 * the target looks again: the phase still shows. */
+	cqp_verb_prep(CQP_VERB_WRITE, &tx, 64, CQP_IMM_MEASURE, false, &wr,
+		      sge);
+	LAND();
+	cqp_verb_measure(&tx);
+	for (int k = 0; k < 1000; k++) {
+		cqp_verb_prep(CQP_VERB_WRITE, &tx, 64,
+			      k == 999 ? CQP_IMM_END : 0, false, &wr, sge);
+		LAND();
+		/* The target looks now and then, never at the first. */
+		if (k % 37 == 36 || k == 999) {
+			uint32_t n = cqp_verb_mem_take(&rx, 64);
+
+			CHECK(n > 0);
+			counted += last ? n : 0;
+			if (!last)
+				counted = n;
+			last = rx.seen;
+		}
+	}
+	CHECK(cqp_tail_marks(rx.seen) == (CQP_TAIL_PHASE | CQP_TAIL_END));
+	CHECK(cqp_tail_seq(rx.seen) == 1000 && counted == 1000);
+	CHECK(cqp_verb_tail_at(64) % 8 == 0 && cqp_verb_tail_at(8) == 0);
+	/* The next step: warm-up tails again, no phase; a target that
+	 * starts from nothing takes them. */
+	cqp_verb_unmeasure(&tx);
+	memset(peer, 0, sizeof(peer));
+	rx.seen = 0;
+	cqp_verb_prep(CQP_VERB_WRITE, &tx, 64, 0, false, &wr, sge);
+	LAND();
+	CHECK(cqp_verb_mem_take(&rx, 64) == 1001 &&
+	      !(cqp_tail_marks(rx.seen) & CQP_TAIL_PHASE));
+#undef LAND
 }
 
 static void prep(void)
@@ -115,6 +174,7 @@ static void pattern(void)
 int main(void)
 {
 	tails();
+	phase();
 	prep();
 	access_flags();
 	pattern();

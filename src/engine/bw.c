@@ -32,8 +32,7 @@ struct sender {
 	uint64_t end_ns; /* -D: when posting stops */
 	unsigned sol_every;
 	uint32_t window, sig_every; /* tx-depth or the verb's; <= window */
-	bool mark;		    /* tell the receiver the warm-up is over */
-	bool warming; /* -n: the warm-up phase, before the measured one */
+	bool warming; /* the warm-up phase, before the measured one */
 	struct txq *q;
 	/* --rate: sends go out when due, not when there is room. */
 	struct cqp_arrivals *sched;
@@ -97,9 +96,8 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 				 * receiver that measuring begins. */
 				if (last && i == 0)
 					imm = CQP_IMM_MEASURE;
-			} else if (last || (s->mark && i == 0)) {
-				imm = last ? CQP_IMM_END : CQP_IMM_MEASURE;
-				s->mark = false;
+			} else if (last) {
+				imm = CQP_IMM_END;
 			}
 			prep(s, i, idx, imm, w, sge[n]);
 			w->wr_id = ((uint64_t)i << WRID_QP_SHIFT) | idx;
@@ -132,6 +130,23 @@ static int post_sends(struct sender *s, unsigned i, uint64_t now)
 	return 0;
 }
 
+/* A plain WRITE's measured phase, on every QP: its tails say so, every
+ * one, numbered from 1 (cqp_verb_measure), for a target that counts them
+ * exactly whichever it happens to see. */
+static void write_phase(struct sender *s, bool measured)
+{
+	const struct cqp_bw_tx *tx = s->tx;
+
+	if (!tx->vq || tx->verb != CQP_VERB_WRITE)
+		return;
+	for (unsigned i = 0; i < tx->nqp; i++) {
+		if (measured)
+			cqp_verb_measure(&tx->vq[i]);
+		else
+			cqp_verb_unmeasure(&tx->vq[i]);
+	}
+}
+
 /* Some QP has sends not yet acked. */
 static bool in_flight(const struct sender *s)
 {
@@ -152,15 +167,12 @@ static void reset_queues(struct sender *s)
 }
 
 /* Posts and reaps until every QP's last send of the phase is acked,
- * metering into bw (NULL: the warm-up, not metered).  With --duration
- * the first second is warm-up too, ended here. */
-static int pump(struct sender *s, struct cqp_bw_meter *bw, uint64_t warm_end,
-		uint64_t *now)
+ * metering into bw (NULL: the warm-up, not metered). */
+static int pump(struct sender *s, struct cqp_bw_meter *bw, uint64_t *now)
 {
 	const struct cqp_params *p = s->tx->p;
 	struct cqp_comp *comp = s->tx->comp;
 	struct ibv_wc wc[REAP_MAX];
-	bool measuring = !warm_end;
 	unsigned done = 0;
 	uint64_t heard = *now;
 	int ret;
@@ -212,17 +224,6 @@ static int pump(struct sender *s, struct cqp_bw_meter *bw, uint64_t warm_end,
 			if (q->done_posting && q->acked == q->posted)
 				done++;
 		}
-		if (bw && !measuring && *now >= warm_end) {
-			/* Warm-up over: measure from here. */
-			measuring = true;
-			s->mark = true;
-			s->late = 0;
-			if (s->sched)
-				cqp_arrivals_mark(s->sched);
-			cqp_comp_begin(comp);
-			cqp_bw_start(bw, *now, PEAK_INTERVAL_NS);
-			continue;
-		}
 		if (bw)
 			cqp_bw_add(bw, *now, msgs * s->size, msgs);
 		/* A UD sender's completions keep coming for a dead peer. */
@@ -248,7 +249,7 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	struct cqp_bw_result res;
 	struct cqp_arrivals sched;
 	struct cqp_arrival_shape shape;
-	uint64_t now, warm_end = 0;
+	uint64_t now;
 	uint64_t rate = tx->rate ? tx->rate : p->rate;
 	int ret = 0;
 
@@ -273,24 +274,26 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 		s.sched = &sched;
 		s.due = cqp_arrivals_next(&sched);
 	}
-	if (!p->duration_s && tx->warmup) {
-		/* -n: warm-up sends first, a phase of their own, so that
-		 * exactly --iters per QP are measured. */
-		s.total = tx->warmup;
+	if (p->duration_s || tx->warmup) {
+		/* Warm-up sends first, a phase of their own, drained before
+		 * the measured one, so that what is measured is exactly its
+		 * own sends (--iters per QP with -n) and a target counts them
+		 * alike; -D warms up for a second. */
+		s.total = p->duration_s ? 0 : tx->warmup;
+		s.end_ns = now + WARMUP_NS;
 		s.warming = true;
-		if ((ret = pump(&s, NULL, 0, &now)) < 0)
+		if ((ret = pump(&s, NULL, &now)) < 0)
 			goto out;
 		for (unsigned i = 0; i < tx->nqp; i++)
 			*sent += s.q[i].posted;
 		s.warming = false;
 		reset_queues(&s);
 	}
-	if (p->duration_s) {
-		warm_end = now + WARMUP_NS;
-		s.end_ns = warm_end + (uint64_t)p->duration_s * 1000000000ull;
-	} else {
+	if (p->duration_s)
+		s.end_ns = now + (uint64_t)p->duration_s * 1000000000ull;
+	else
 		s.total = p->iters;
-	}
+	write_phase(&s, true);
 	cqp_comp_begin(tx->comp);
 	cqp_bw_start(&bw, now, PEAK_INTERVAL_NS);
 	if (s.sched) {
@@ -300,7 +303,9 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 		s.due = cqp_arrivals_next(&sched);
 	}
 	s.late = 0;
-	if ((ret = pump(&s, &bw, warm_end, &now)) < 0)
+	ret = pump(&s, &bw, &now);
+	write_phase(&s, false);
+	if (ret < 0)
 		goto out;
 	cqp_comp_cost(tx->comp, mine);
 	cqp_bw_finish(&bw, &res);

@@ -43,11 +43,14 @@ static void prep_write(struct cqp_verb_qp *q, uint32_t size, uint32_t imm,
 		       struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
 	uint64_t seq = ++q->seq;
-	uint64_t *tail = &q->tails[seq % q->nslots];
+	/* Slots by the run's count, not the phase's: a warm-up WRITE still
+	 * in flight keeps its own. */
+	uint64_t *tail = &q->tails[++q->slot % q->nslots];
 
-	*tail = cqp_tail_make(seq, imm == CQP_IMM_END	    ? CQP_TAIL_END
-				   : imm == CQP_IMM_MEASURE ? CQP_TAIL_MEASURE
-							    : 0);
+	*tail = cqp_tail_make(
+	    seq, (imm == CQP_IMM_END ? CQP_TAIL_END : 0) |
+		     (imm == CQP_IMM_MEASURE ? CQP_TAIL_MEASURE : 0) |
+		     (q->measuring ? CQP_TAIL_PHASE : 0));
 	wr->sg_list = sge;
 	wr->num_sge = 0;
 	if (size > 8) {
@@ -109,7 +112,8 @@ uint32_t cqp_verb_mem_take(struct cqp_verb_qp *q, uint32_t size)
 
 	if (!v)
 		return 0;
-	msgs = cqp_tail_after(q->seen, v);
+	msgs = cqp_tail_phase_moved(q->seen, v) ? cqp_tail_seq(v)
+						: cqp_tail_after(q->seen, v);
 	q->seen = v;
 	return msgs;
 }

@@ -13,17 +13,24 @@
 #include "base/options.h"
 #include "verbs/completion.h"
 
-/* A WRITE's last 8 bytes (its tail): a sequence number, counted per QP
- * over the run from 1 (30 bits, wrapping), the step's marks, and in the
- * high half the complement of the low one.  The target may read the 8
- * bytes while the NIC writes them: a torn read, and zeroes or stale
- * payload, fail the check and count as nothing. */
-#define CQP_TAIL_MEASURE 1u
-#define CQP_TAIL_END	 2u
+/* A WRITE's last 8 bytes (its tail): a sequence number (29 bits,
+ * wrapping), the marks, and in the high half the complement of the low
+ * one.  The number counts per QP over the run from 1, except in a phase
+ * (CQP_TAIL_PHASE, cqp_verb_measure): a bandwidth step's measured
+ * WRITEs, every one of them marked, numbered from 1, so that a target
+ * that missed the first still sees the phase begin and counts its
+ * messages exactly.  The target may read the 8 bytes while the NIC
+ * writes them: a torn read, and zeroes or stale payload, fail the check
+ * and count as nothing. */
+#define CQP_TAIL_MEASURE 1u /* the first measured message (ping-pong) */
+#define CQP_TAIL_END	 2u /* the step's last message */
+#define CQP_TAIL_PHASE	 4u /* the measured phase, numbered from 1 */
+#define CQP_TAIL_MARKS	 3u /* bits of marks */
+#define CQP_TAIL_SEQ	 29u
 
 static inline uint64_t cqp_tail_make(uint64_t seq, uint32_t marks)
 {
-	uint32_t lo = (uint32_t)(seq << 2) | marks;
+	uint32_t lo = (uint32_t)(seq << CQP_TAIL_MARKS) | marks;
 
 	return (uint64_t)~lo << 32 | lo;
 }
@@ -35,17 +42,29 @@ static inline bool cqp_tail_valid(uint64_t v)
 
 static inline uint32_t cqp_tail_marks(uint64_t v)
 {
-	return (uint32_t)v & 3u;
+	return (uint32_t)v & ((1u << CQP_TAIL_MARKS) - 1);
+}
+
+static inline uint32_t cqp_tail_seq(uint64_t v)
+{
+	return (uint32_t)v >> CQP_TAIL_MARKS;
 }
 
 /* Messages from tail `from` to tail `to`, in serial arithmetic: 0 when
  * `to` is not newer. */
 static inline uint32_t cqp_tail_after(uint64_t from, uint64_t to)
 {
-	uint32_t d = ((uint32_t)to >> 2) - ((uint32_t)from >> 2);
+	uint32_t d = cqp_tail_seq(to) - cqp_tail_seq(from);
 
-	d &= (1u << 30) - 1;
-	return d < 1u << 29 ? d : 0;
+	d &= (1u << CQP_TAIL_SEQ) - 1;
+	return d < 1u << (CQP_TAIL_SEQ - 1) ? d : 0;
+}
+
+/* `v` is of another phase than `seen`: a phase begins (or a step after
+ * it), whatever the numbers say. */
+static inline bool cqp_tail_phase_moved(uint64_t seen, uint64_t v)
+{
+	return ((uint32_t)(seen ^ v) & CQP_TAIL_PHASE) != 0;
 }
 
 /* One QP's side of the verbs: the peer's buffer, our own, and for WRITE
@@ -64,6 +83,8 @@ struct cqp_verb_qp {
 	uint64_t *tails;
 	uint32_t nslots;
 	uint64_t seq;	/* the last WRITE sequence number we sent */
+	uint64_t slot;	/* WRITEs sent over the run: the next tail slot */
+	bool measuring; /* our WRITEs are a phase (CQP_TAIL_PHASE) */
 	uint64_t adds;	/* fetch-and-adds we sent, over the run */
 	uint64_t seen;	/* mem: the last valid tail that reached us (0: none) */
 	uint64_t vstep; /* --verify: the step, whose pattern is sent */
@@ -85,19 +106,45 @@ void cqp_verb_prep(uint32_t verb, struct cqp_verb_qp *q, uint32_t size,
 		   uint32_t imm, bool inl, struct ibv_send_wr *wr,
 		   struct ibv_sge *sge);
 
+/* WRITE, the requester: a bandwidth step's measured phase begins with
+ * the next WRITE, numbered 1, and every tail from it on to the step's
+ * end carries CQP_TAIL_PHASE. */
+static inline void cqp_verb_measure(struct cqp_verb_qp *q)
+{
+	q->seq = 0;
+	q->measuring = true;
+}
+
+/* ... and ends with the step. */
+static inline void cqp_verb_unmeasure(struct cqp_verb_qp *q)
+{
+	q->measuring = false;
+}
+
+/* Where a WRITE of `size` bytes leaves its tail: the last 8 bytes, on an
+ * 8-byte boundary (options refuse other sizes, cqp_verb_size_ok). */
+static inline uint64_t cqp_verb_tail_at(uint32_t size)
+{
+	return size - 8u;
+}
+
 /* mem: the tail of the newest WRITE of `size` bytes in our buffer, or 0
  * when there is none newer than q->seen. */
 static inline uint64_t cqp_verb_peek(const struct cqp_verb_qp *q, uint32_t size)
 {
-	uint64_t v = __atomic_load_n((const uint64_t *)(q->buf + size - 8),
-				     __ATOMIC_ACQUIRE);
+	uint64_t v =
+	    __atomic_load_n((const uint64_t *)(q->buf + cqp_verb_tail_at(size)),
+			    __ATOMIC_ACQUIRE);
 
-	return cqp_tail_valid(v) && cqp_tail_after(q->seen, v) ? v : 0;
+	return cqp_tail_valid(v) && (cqp_tail_phase_moved(q->seen, v) ||
+				     cqp_tail_after(q->seen, v))
+		   ? v
+		   : 0;
 }
 
 /* mem: the messages the newest WRITE in q's buffer stands for, by
- * sequence number, moving q->seen on to it; 0 when there is none newer.
- * Never waits. */
+ * sequence number (a phase's first tail seen: the phase's so far),
+ * moving q->seen on to it; 0 when there is none newer.  Never waits. */
 uint32_t cqp_verb_mem_take(struct cqp_verb_qp *q, uint32_t size);
 
 /* mem: spins (cqp_comp_spin) until a WRITE newer than q->seen lands in

@@ -166,26 +166,39 @@ out:
 }
 
 /* --verb write: the target spins on the last 8 bytes of each of its
- * QPs' buffers until every QP's last message is in. */
+ * QPs' buffers until every QP's last message is in.  Its measured phase
+ * begins at the first tail of the sender's (CQP_TAIL_PHASE, on every
+ * measured WRITE, so it cannot be missed), and it counts exactly the
+ * measured messages: each QP's last one's number in that phase. */
 static int run_mem_receiver(struct cqp_run *run, struct bw_ctx *c,
 			    uint64_t size, struct cqp_cost *mine)
 {
 	unsigned nqp = run->p->qps, ended = 0, at = 0;
 	struct cqp_verb_qp *qs = c->rc.vq + first_qp(run);
+	uint64_t measured = 0;
+	bool began = false;
 
+	for (unsigned i = 0; i < nqp; i++)
+		qs[i].seen = 0; /* tails were cleared at the last step's end */
 	cqp_comp_begin(run->comp);
 	while (ended < nqp) {
 		int ret =
 		    cqp_verb_mem_wait(run->comp, qs, nqp, (uint32_t)size, &at);
+		uint32_t marks = cqp_tail_marks(qs[at].seen);
 
 		if (ret < 0)
 			return ret;
-		if (cqp_tail_marks(qs[at].seen) & CQP_TAIL_MEASURE)
+		if (marks & CQP_TAIL_PHASE && !began) {
+			began = true;
 			cqp_step_mark(run, run->comp);
-		if (cqp_tail_marks(qs[at].seen) & CQP_TAIL_END)
+		}
+		if (marks & CQP_TAIL_END) {
 			ended++;
+			measured += cqp_tail_seq(qs[at].seen);
+		}
 	}
 	cqp_comp_cost(run->comp, mine);
+	mine->completions = measured;
 	return 0;
 }
 

@@ -71,6 +71,20 @@ client "$WORK/write-2s.json" --verb write -s 4096 -D 2 --output json
 check "write + mem, 2 s: the target spins (CPU > 80 %)" json_check \
 	"$WORK/write-2s.json" 'r["server"]["cpu_pct"] > 80' ||
 	show "$WORK/write-2s.json.err"
+# 16 QPs, each with the default warm-up of its own: the target counts the
+# measured WRITEs exactly, by -n and by -D (the client's count is its
+# measured sends), whichever tails it happened to read.
+client "$WORK/write-q16-n.json" --verb write -q 16 -s 64 -n 300 --output json
+check "write -q 16 -n 300, default warm-up: the target counted exactly 4800" \
+	json_check "$WORK/write-q16-n.json" \
+	'r["iterations"] == 4800 and r["server"]["completions"] == 4800' ||
+	show "$WORK/write-q16-n.json.err"
+client "$WORK/write-q16-d.json" --verb write -q 16 -s 64 -D 1 --output json
+check "write -q 16 -D 1: the target counted exactly the client's measured WRITEs" \
+	json_check "$WORK/write-q16-d.json" \
+	'r["iterations"] > 16 and
+	 r["server"]["completions"] == r["iterations"]' ||
+	show "$WORK/write-q16-d.json.err"
 stop_server
 
 # Every feature composes: -a (a WRITE from 8 bytes), --threads, an open
