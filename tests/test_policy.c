@@ -116,15 +116,45 @@ static void bimodal(void)
 	/* The least CPU spins just past the short gaps: 0.9 * 2 + 0.1 *
 	 * (2.05 + 50) us a gap, against 50 for sleeping at once and 1000
 	 * for spinning through. */
-	s = cqp_policy_adaptive(&g, 50000, 0);
+	s = cqp_policy_adaptive(&g, &g, 50000, 0);
 	CHECK(s == cqp_gaps_edge(cqp_gaps_bucket(2000)));
 	CHECK(s == 2048);
-	/* So with a target the wakeup fits. */
-	CHECK(cqp_policy_adaptive(&g, 50000, 100000) == 2048);
-	/* A target below the wakeup's cost: at most 0.5 % may be slept
-	 * through, so it spins through the long gaps too. */
-	CHECK(cqp_policy_adaptive(&g, 50000, 10000) ==
+	/* Any target: at most 0.5 % of completions may pay a wakeup, so it
+	 * spins through the long gaps too; also with a target above the
+	 * wakeup's CPU, which is only a lower bound of the latency a sleep
+	 * adds (the rule compared the two before). */
+	CHECK(cqp_policy_adaptive(&g, &g, 50000, 10000) ==
 	      cqp_gaps_edge(cqp_gaps_bucket(10000000)));
+	CHECK(cqp_policy_adaptive(&g, &g, 50000, 100000) ==
+	      cqp_gaps_edge(cqp_gaps_bucket(10000000)));
+}
+
+/* Batches: 995 gaps of 2 us end one completion each, 5 gaps of 10 ms a
+ * batch of 16.  The long gaps are 0.5 % of the gaps, but a sleep through
+ * them delays 80 of 1075 completions, 7.4 %: with a target the policy
+ * spins through them, weighing each gap by the completions it delays. */
+static void batches(void)
+{
+	struct cqp_gaps g = {0}, d = {0};
+	struct cqp_policy p = {0};
+
+	cqp_gaps_add(&g, 2000, 995);
+	cqp_gaps_add(&g, 10000000, 5);
+	cqp_gaps_add(&g, 0, 5 * 15);
+	cqp_gaps_add(&d, 2000, 995);
+	cqp_gaps_add(&d, 10000000, 5 * 16);
+	CHECK(cqp_policy_adaptive(&g, &d, 50000, 100000) ==
+	      cqp_gaps_edge(cqp_gaps_bucket(10000000)));
+	/* Counted by gaps, the long ones would pass for 0.47 %. */
+	CHECK(cqp_policy_adaptive(&g, &g, 50000, 100000) == 2048);
+	/* Without a target, CPU alone: sleep through them. */
+	CHECK(cqp_policy_adaptive(&g, &d, 50000, 0) == 2048);
+	/* The policy weighs each gap by the batch that ends it. */
+	cqp_policy_init(&p, CQP_CQ_ADAPTIVE, 0, 0, 100);
+	cqp_policy_gap(&p, 10000000, 16);
+	cqp_policy_gap(&p, 2000, 1);
+	CHECK(p.delayed.total == 17 && p.gaps.total == 17 &&
+	      p.delayed.w[cqp_gaps_bucket(10000000)] == 16);
 }
 
 /* Exponential gaps of mean 100 us. */
@@ -144,17 +174,18 @@ static void poisson(void)
 	}
 	/* Memoryless: a wakeup cheaper than the mean gap is best taken at
 	 * once, a dearer one never (spin through every gap). */
-	CHECK(cqp_policy_adaptive(&g, 50000, 0) == 0);
-	CHECK(cqp_policy_adaptive(&g, 50000, 1000000) == 0);
-	CHECK(cqp_policy_adaptive(&g, 200000, 0) == cqp_gaps_quantile(&g, 1.0));
-	/* A target below the wakeup's cost: the cheapest budget that
-	 * sleeps through at most 0.5 %, the smallest such one (here the
-	 * cost rises with the budget): the 99.5th percentile, 100 us *
-	 * ln 200 = 530 us, to a bucket. */
+	CHECK(cqp_policy_adaptive(&g, &g, 50000, 0) == 0);
+	CHECK(cqp_policy_adaptive(&g, &g, 200000, 0) ==
+	      cqp_gaps_quantile(&g, 1.0));
+	/* A target: the cheapest budget that sleeps through at most
+	 * 0.5 %, the smallest such one (here the cost rises with the
+	 * budget): the 99.5th percentile, 100 us * ln 200 = 530 us, to a
+	 * bucket; whether the target is below the wakeup's CPU or not. */
 	q = cqp_gaps_quantile(&g, 1 - CQP_POLICY_TAIL);
-	s = cqp_policy_adaptive(&g, 50000, 10000);
+	s = cqp_policy_adaptive(&g, &g, 50000, 10000);
 	CHECK(s == q);
 	CHECK(s >= 530000 && s <= 530000 * 5 / 4);
+	CHECK(cqp_policy_adaptive(&g, &g, 50000, 1000000) == q);
 }
 
 /* The policy learns: the ski budget until warm, then the rule's. */
@@ -202,6 +233,7 @@ int main(void)
 	bimodal();
 	poisson();
 	adaptive_learns();
+	batches();
 	batch();
 	return check_done("test_policy");
 }

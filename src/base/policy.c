@@ -122,17 +122,22 @@ void cqp_policy_gap(struct cqp_policy *p, uint64_t gap_ns, uint32_t n)
 	cqp_gaps_add(&p->gaps, gap_ns, 1);
 	if (n > 1)
 		cqp_gaps_add(&p->gaps, 0, n - 1);
+	/* A sleep through this gap delays all n of the batch after it. */
+	cqp_gaps_add(&p->delayed, gap_ns, n);
 	p->gaps.added += n;
-	if (p->gaps.added >= CQP_POLICY_HALFLIFE)
+	if (p->gaps.added >= CQP_POLICY_HALFLIFE) {
 		halve(&p->gaps);
+		halve(&p->delayed);
+	}
 	p->gaps_seen += n;
 	p->since_choice += n;
 	if (p->since_choice >= CQP_POLICY_RECHOOSE) {
 		p->since_choice = 0;
-		p->chosen_ns = p->gaps_seen < CQP_POLICY_WARM
-				   ? (uint64_t)p->wake_ns
-				   : cqp_policy_adaptive(&p->gaps, p->wake_ns,
-							 p->target_ns);
+		p->chosen_ns =
+		    p->gaps_seen < CQP_POLICY_WARM
+			? (uint64_t)p->wake_ns
+			: cqp_policy_adaptive(&p->gaps, &p->delayed, p->wake_ns,
+					      p->target_ns);
 	}
 }
 
@@ -223,32 +228,45 @@ enum cqp_policy_act cqp_policy_next(struct cqp_policy *p, uint64_t idle_ns,
 	}
 }
 
-uint64_t cqp_policy_adaptive(const struct cqp_gaps *g, double wake_ns,
+/* The share of d's weight above budget s (the completions a sleep after
+ * spinning s delays). */
+static double share_above(const struct cqp_gaps *d, double s)
+{
+	double above = 0;
+
+	if (d->total <= 0)
+		return 0;
+	for (unsigned b = 0; b < CQP_GAPS_N; b++)
+		if ((double)cqp_gaps_edge(b) > s)
+			above += d->w[b];
+	return above / d->total;
+}
+
+uint64_t cqp_policy_adaptive(const struct cqp_gaps *g,
+			     const struct cqp_gaps *delayed, double wake_ns,
 			     uint64_t target_ns)
 {
-	bool any_share = !target_ns || wake_ns <= (double)target_ns;
 	double below_w = 0, below_sum = 0, best = INFINITY;
 	uint64_t best_s = 0;
 
 	if (g->total <= 0)
 		return (uint64_t)wake_ns;
-	/* s = 0: every gap slept through. */
-	if (any_share) {
+	/* s = 0: every gap slept through, every completion delayed. */
+	if (!target_ns) {
 		best = wake_ns;
 		best_s = 0;
 	}
 	for (unsigned b = 0; b < CQP_GAPS_N; b++) {
-		double s, slept, cost;
+		double s, cost;
 
 		if (g->w[b] <= 0)
 			continue;
 		below_w += g->w[b];
 		below_sum += g->sum[b];
 		s = (double)cqp_gaps_edge(b);
-		slept = (g->total - below_w) / g->total;
-		if (slept < 0)
-			slept = 0;
-		if (!any_share && slept > CQP_POLICY_TAIL)
+		/* With a target, a wakeup's latency (of which its CPU is
+		 * only a lower bound) may reach it: few may pay one. */
+		if (target_ns && share_above(delayed, s) > CQP_POLICY_TAIL)
 			continue;
 		cost = (below_sum + (g->total - below_w) * (s + wake_ns)) /
 		       g->total;

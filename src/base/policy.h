@@ -13,9 +13,9 @@
  *  ski       spin for what a wakeup costs, then sleep (2-competitive);
  *  ski:rand  a budget drawn on [0, cost] with density e^(x/B) (e/(e-1));
  *  adaptive  the budget of least expected CPU over the recent gaps (the
- *            ski-rental problem with the gaps known); with --p99-target
- *            below a wakeup's cost, at most CQP_POLICY_TAIL of them slept
- *            through.
+ *            ski-rental problem with the gaps known); with --p99-target,
+ *            at most CQP_POLICY_TAIL of the completions delayed by a
+ *            sleep.
  */
 #ifndef CQP_POLICY_H
 #define CQP_POLICY_H
@@ -47,9 +47,10 @@ double cqp_gaps_mean(const struct cqp_gaps *g);
 
 /* Gaps halve their weight every this many: the recent ones count. */
 #define CQP_POLICY_HALFLIFE 512
-/* The share of gaps adaptive may sleep through when a wakeup costs more
- * than --p99-target: half the 1 % above the p99, so the p99 stays one
- * caught spinning. */
+/* The share of completions adaptive may delay by a sleep when there is a
+ * --p99-target: half the 1 % above the p99, so the p99 stays one caught
+ * spinning.  Whatever the target: a wakeup's measured CPU is only a
+ * lower bound of the latency it adds. */
 #define CQP_POLICY_TAIL 0.005
 /* Adaptive chooses again after this many gaps... */
 #define CQP_POLICY_RECHOOSE 32
@@ -82,7 +83,8 @@ struct cqp_policy {
 	uint64_t wakes_measured;
 	uint32_t wake_ring[CQP_POLICY_WAKES]; /* ns, the last ones */
 	double mean_gap_ns;		      /* timer: a running mean */
-	struct cqp_gaps gaps;
+	struct cqp_gaps gaps;	 /* a weight a gap, 0 for a batch's rest */
+	struct cqp_gaps delayed; /* each gap weighed by the batch after it */
 	uint64_t gaps_seen, since_choice;
 	uint64_t chosen_ns; /* adaptive's budget */
 	uint64_t budget_ns; /* the idle spell's, drawn at its start */
@@ -112,10 +114,12 @@ enum cqp_policy_act cqp_policy_next(struct cqp_policy *p, uint64_t idle_ns,
 /* adaptive's rule (cqperf(7) POLICIES): over the gaps g, the budget s
  * among 0 and the bucket edges that minimises
  *   E[min(G, s)] + P(G > s) * wake_ns      (CPU per gap)
- * and, when 0 < target_ns < wake_ns (a sleep would add more than the
- * target), subject to P(G > s) <= CQP_POLICY_TAIL.  Below
- * CQP_POLICY_WARM gaps the policy spins wake_ns (ski). */
-uint64_t cqp_policy_adaptive(const struct cqp_gaps *g, double wake_ns,
+ * and, with a target_ns, subject to the share of completions a sleep
+ * delays (delayed: each gap weighed by the batch that ends it) being at
+ * most CQP_POLICY_TAIL.  Below CQP_POLICY_WARM gaps the policy spins
+ * wake_ns (ski). */
+uint64_t cqp_policy_adaptive(const struct cqp_gaps *g,
+			     const struct cqp_gaps *delayed, double wake_ns,
 			     uint64_t target_ns);
 /* ski:rand's budget for u uniform in (0, 1]: B ln(1 + u (e - 1)). */
 uint64_t cqp_policy_ski_rand(double wake_ns, double u);
