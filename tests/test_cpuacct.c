@@ -2,6 +2,7 @@
 /* Cost accounting and the clock: the parsers against known text, the
  * figures against what this test itself burns, the TSC against
  * CLOCK_MONOTONIC. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +193,10 @@ static void test_split(void)
 	/* None ever: all user, as the kernel splits it. */
 	cqp_cpu_split(10, 0, 0, 0, 0, &user, &sys);
 	CHECK(user == 10 && sys == 0);
+	/* All user: 100.1 * 43 / 43 rounds above 100.1, and the sys share
+	 * left over was -1.4e-14, printed "-0.0". */
+	cqp_cpu_split(100.1, 43, 0, 0, 0, &user, &sys);
+	CHECK(sys == 0 && !signbit(sys) && user <= 100.1 + 1e-9);
 
 	for (int i = 0; i < 5; i++) {
 		cqp_acct_init(&a, -1);

@@ -192,18 +192,26 @@ static void snap_machine(const struct cqp_cpu_acct *a, struct cqp_cpu_snap *s)
 	}
 }
 
-/* Our own clocks: the process's window holds the thread's (it opens
- * first and closes last), so proc_cpu_pct >= cpu_pct. */
+/* Our own clocks, nested: the process's window holds the wall clock's,
+ * which holds the thread's (each opens before and closes after the one
+ * inside it), so proc_cpu_pct >= cpu_pct and the thread's CPU cannot
+ * pass its wall time.  The wall clock read last at the close, after the
+ * thread's, is what keeps a thread under 100 %: read before it, a
+ * preemption between the two reads counted in CPU and not in wall (a
+ * client thread read 101.2 % on a fresh machine). */
 static void snap_self(struct cqp_cpu_snap *s, bool opening)
 {
 	struct rusage ru;
 
-	if (opening)
+	if (opening) {
 		s->proc_ns = cqp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	s->wall_ns = cqp_clock_ns(CLOCK_MONOTONIC);
-	s->thread_ns = cqp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	if (!opening)
+		s->wall_ns = cqp_clock_ns(CLOCK_MONOTONIC);
+		s->thread_ns = cqp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	} else {
+		s->thread_ns = cqp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		s->wall_ns = cqp_clock_ns(CLOCK_MONOTONIC);
 		s->proc_ns = cqp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	}
 	s->user_us = s->sys_us = 0;
 	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
 		s->user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000u +
@@ -255,7 +263,8 @@ void cqp_cpu_split(double total, double user, double sys, double life_user,
 	if (user + sys <= 0)
 		user = 1; /* as the kernel does: no samples, all user */
 	*user_out = total * user / (user + sys);
-	*sys_out = total - *user_out;
+	/* total - user can round below 0 (printed "-0.0") */
+	*sys_out = sys > 0 && total > *user_out ? total - *user_out : 0.0;
 }
 
 /* The thread's CPU and its split from s to e, over wall_us. */
