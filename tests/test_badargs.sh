@@ -167,7 +167,10 @@ bad ud_send_lat --verb "allowed: send" --verb write-imm
 bad cq_poll_bw --verb "send, write-imm, write, read or atomic" --verb swap
 bad cq_event_lat --cq-mode "--verb write only" --cq-mode mem
 bad cq_event_lat --cq-mode "--verb write only" --rate 1k --client-cq-mode mem
-bad cq_poll_bw --verb "--size 8 or more" --verb write -s 4
+bad cq_poll_bw --size "a multiple of 8, from 8" --verb write -s 4
+# The target's 8-byte load of the tail, aligned (SIGBUS on Armv8.0-8.3).
+bad cq_poll_bw --size "a multiple of 8, from 8" --verb write -s 100
+bad cq_event_lat --size "a multiple of 8, from 8" --verbs send,write -s 12
 bad cq_event_lat --verbs "send is there twice" --verbs send,read,send
 bad cq_event_lat --verbs "allowed: send, write-imm" --verbs send,cas
 bad cq_poll_bw --verb "--verbs conflict" --verb read --verbs send,read

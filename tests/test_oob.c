@@ -1303,6 +1303,44 @@ static void test_session_accept(void)
 	cqp_session_close(&s);
 }
 
+/* ---- the server's side of a step: what a client may ask for --------- */
+
+/* One BARRIER from the peer end; the server's verdict on it. */
+static int step_from(struct cqp_params *p, const char *barrier)
+{
+	static char buf[CQP_OOB_MAX_PAYLOAD + 1];
+	struct cqp_session s = {.p = p, .buf = buf};
+	struct cqp_step_req st = {0};
+	struct cqp_oob b;
+	int rc;
+
+	make_pair(&s.oob, &b, T_MS);
+	CHECK_OK(send_str(&b, CQP_MSG_BARRIER, barrier));
+	rc = cqp_session_step(&s, &st);
+	cqp_oob_close(&s.oob);
+	cqp_oob_close(&b);
+	return rc;
+}
+
+static void test_session_step(void)
+{
+	struct cqp_params p;
+
+	cqp_params_defaults(&p, CQP_TOOL_CQ_POLL_BW);
+	p.verb = CQP_VERB_WRITE;
+	p.max_mem = 1 << 20;
+	/* A WRITE's target polls its last 8 bytes, aligned: a hostile
+	 * client's 4-byte or 100-byte WRITE is refused, not peeked at. */
+	CHECK_OK(step_from(&p, "size=64\nmode=3\nspin_us=0\nverb=2\n"));
+	CHECK_ERR(step_from(&p, "size=4\nmode=3\nspin_us=0\nverb=2\n"),
+		  CQP_E_PROTO, "asked for size 4");
+	CHECK_ERR(step_from(&p, "size=100\nmode=3\nspin_us=0\nverb=2\n"),
+		  CQP_E_PROTO, "asked for size 100");
+	/* Other verbs' targets poll no memory: any size. */
+	p.verb = CQP_VERB_WRITE_IMM;
+	CHECK_OK(step_from(&p, "size=4\nmode=0\nspin_us=0\nverb=1\n"));
+}
+
 int main(void)
 {
 	test_fail_wrap();
@@ -1322,5 +1360,6 @@ int main(void)
 	test_hello_barrier();
 	test_tcp();
 	test_session_accept();
+	test_session_step();
 	return check_done("test_oob");
 }

@@ -487,7 +487,8 @@ static void test_verbs(void)
 	bad("--verb write --cq-mode poll", "allowed: --cq-mode mem");
 	bad("--cq-mode mem", "--verb write only");
 	bad("--verb atomic -s 16", "8 bytes");
-	bad("--verb write -s 7", "--size 8 or more");
+	bad("--verb write -s 7", "a multiple of 8, from 8");
+	bad("--verb write -s 100", "a multiple of 8, from 8");
 	bad("--verbs read,atomic -s 64", "8 bytes");
 	CHECK(parse(&c, "--verbs read,atomic x") == 0 && c.size == 8);
 	bad("--verbs send,,read", "--verbs");

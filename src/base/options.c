@@ -2210,11 +2210,16 @@ static int validate_verbs(const struct cqp_params *p, enum cqp_tool tool)
 		return cqp_fail(CQP_E_USAGE,
 				"--verb atomic: atomics are 8 bytes (allowed: "
 				"--size 8, without --all)");
-	if (write && !p->all && p->size < 8)
+	/* The target loads the last 8 bytes at once (acquire): misaligned,
+	 * that faults on Armv8.0-8.3 (LDAR) and is undefined on x86.  A
+	 * write-imm's target polls no memory, so any size does there. */
+	if (write && !p->all && !cqp_verb_size_ok(CQP_VERB_WRITE, p->size))
 		return cqp_fail(CQP_E_USAGE,
-				"--verb write: memory polling needs the last 8 "
-				"bytes of a message for its sequence number "
-				"(allowed: --size 8 or more)");
+				"--size %" PRIu64 ": --verb write polls the "
+				"last 8 bytes of a message for its sequence "
+				"number, an aligned 8-byte load (allowed: a "
+				"multiple of 8, from 8)",
+				p->size);
 	return 0;
 }
 

@@ -241,6 +241,14 @@ static inline bool cqp_verb_target_cq(uint32_t verb)
 {
 	return verb == CQP_VERB_SEND || verb == CQP_VERB_WRITE_IMM;
 }
+/* A step's size fits its verb: a plain WRITE's target loads the last 8
+ * bytes of the message at once (an acquire load), so they must be there
+ * and aligned: misaligned, that load faults on Armv8.0-8.3 and is
+ * undefined on x86.  Other verbs' targets poll no memory. */
+static inline bool cqp_verb_size_ok(uint32_t verb, uint64_t size)
+{
+	return verb != CQP_VERB_WRITE || (size >= 8 && size % 8 == 0);
+}
 /* The target's CPU takes no part: read, atomic. */
 static inline bool cqp_verb_passive(uint32_t verb)
 {

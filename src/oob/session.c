@@ -318,10 +318,12 @@ int cqp_session_step(struct cqp_session *s, struct cqp_step_req *st)
 		rc = cqp_kv_get_u64(s->buf, len, "verb", &verb);
 	if (rc < 0)
 		return rc;
-	/* A verb outside the run's set would find no access to its MR. */
+	/* A verb outside the run's set would find no access to its MR; a
+	 * WRITE of the wrong size, no aligned tail to poll. */
 	if (st->size == 0 || st->size > s->p->max_mem || m >= CQP_CQ__N ||
 	    spin > 10000000 || verb >= CQP_VERB__N ||
-	    !(cqp_params_verbs(s->p) & 1u << verb))
+	    !(cqp_params_verbs(s->p) & 1u << verb) ||
+	    !cqp_verb_size_ok((uint32_t)verb, st->size))
 		return cqp_fail(CQP_E_PROTO,
 				"peer %s asked for size %" PRIu64
 				" in mode %" PRIu64 ", spin %" PRIu64
