@@ -20,6 +20,7 @@
 #include "base/kv.h"
 #include "base/progress.h"
 #include "report/results.h"
+#include "engine/alive.h"
 #include "engine/workers.h"
 #include "verbs/verbs.h"
 
@@ -341,6 +342,7 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 	struct cqp_kv_writer w;
 	struct cqp_cost mine, theirs;
 	struct cqp_hw_counters *hw_mine = NULL, *hw_theirs;
+	struct cqp_alive alive = {0};
 	const char *text;
 	uint32_t len;
 	int rc;
@@ -364,10 +366,19 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 		cqp_comp_set_spin(&run->comp[t],
 				  load ? run->p->spin_us : st->r.spin_us);
 	}
+	/* A READ's or atomic's target learns nothing from the step itself:
+	 * its requester says it runs (cqp_bench_wait_peer). */
+	if (run->is_client && cqp_verb_passive(st->r.verb)) {
+		unsigned ms = cqp_alive_period_ms(run->s->oob.timeout_ms);
+
+		if ((rc = cqp_alive_start(&alive, &run->s->oob, ms)) < 0)
+			return rc;
+	}
 	if (ops->threaded && run->ncomp > 1)
 		rc = cqp_workers_step(ops, run, ctx, st->r.size, row, &mine);
 	else
 		rc = ops->run_size(run, ctx, st->r.size, row, &mine);
+	cqp_alive_stop(&alive);
 	if (rc == 0)
 		hw_mine = hw_since(run, hw_before);
 	if (rc == 0 && run->p->idle_sec && run->comp)
@@ -441,22 +452,23 @@ static void print_report(const struct cqp_bench_ops *ops,
  * coming (see cqp_comp_watch_peer): a peer that hung up or reported a
  * failure ends the wait, naming it.  Anything else it sent (its results:
  * it is done and ours are due) stays for the session to read. */
+/* --threads: every thread's engine looks at the session, one at a time. */
+static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int peer_check(void *arg)
 {
-	/* --threads: every thread's engine looks, one at a time. */
-	static pthread_mutex_t one = PTHREAD_MUTEX_INITIALIZER;
 	struct cqp_session *s = ((struct cqp_run *)arg)->s;
 	struct cqp_oob *o = &s->oob;
 	uint16_t type;
 	int r;
 
-	pthread_mutex_lock(&one);
+	pthread_mutex_lock(&peer_lock);
 	r = cqp_oob_peek(o, &type);
 	if (r == 1 && type == CQP_MSG_ERROR)
 		/* Reads the ERROR and fails with the peer's reason. */
 		r = cqp_oob_expect(o, CQP_MSG_RESULTS, s->buf,
 				   CQP_OOB_MAX_PAYLOAD, NULL);
-	pthread_mutex_unlock(&one);
+	pthread_mutex_unlock(&peer_lock);
 	/* This look comes every CQP_COMP_PEER_NS or so while a step runs:
 	 * the progress line's clock, with no wakeup of its own. */
 	if (r >= 0)
@@ -465,15 +477,39 @@ static int peer_check(void *arg)
 	return r < 0 ? r : 0;
 }
 
+/* The ALIVE frames waiting at the head of the session, taken (one thread
+ * at a time); 1 when the next frame is another (the requester's results,
+ * or its ERROR), 0 when none is left, or a failure. */
+static int take_alive(struct cqp_run *run)
+{
+	struct cqp_oob *o = &run->s->oob;
+	uint16_t type;
+	int r;
+
+	pthread_mutex_lock(&peer_lock);
+	while ((r = cqp_oob_peek(o, &type)) == 1 && type == CQP_MSG_ALIVE) {
+		if ((r = cqp_oob_recv(o, &type, run->s->buf,
+				      CQP_OOB_MAX_PAYLOAD, NULL)) < 0)
+			break;
+		atomic_store(&run->sync->alive_ns, cqp_now_ns());
+	}
+	pthread_mutex_unlock(&peer_lock);
+	return r;
+}
+
 int cqp_bench_wait_peer(struct cqp_run *run, struct cqp_comp *comp,
 			struct cqp_cost *mine)
 {
 	struct cqp_oob *o = &run->s->oob;
 	struct pollfd pfd = {.fd = o->fd, .events = POLLIN};
+	uint64_t limit = (uint64_t)run->p->timeout_s * 1000000000ull;
+	uint64_t start = cqp_now_ns();
 	int rc = 0;
 
 	cqp_comp_begin(comp);
 	for (;;) {
+		uint64_t heard = atomic_load(&run->sync->alive_ns), now;
+
 		if (*run->stop)
 			return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
 		if (atomic_load(&run->sync->abort))
@@ -482,9 +518,22 @@ int cqp_bench_wait_peer(struct cqp_run *run, struct cqp_comp *comp,
 		/* A second at most: SIGINT may reach another thread. */
 		if (poll(&pfd, 1, 1000) < 0 && errno != EINTR)
 			return cqp_fail(CQP_E_SYS, "poll: %s", strerror(errno));
-		if (cqp_oob_pending(o))
+		if ((rc = take_alive(run)) < 0)
 			break;
+		if (rc == 1)
+			break;
+		now = cqp_now_ns();
+		if (now - (heard > start ? heard : start) > limit)
+			return cqp_fail(CQP_E_TIMEOUT,
+					"no word from %s for %u s in a %s "
+					"step (its requester says ALIVE "
+					"while it runs): the client is "
+					"frozen or gone",
+					o->peer, run->p->timeout_s,
+					cqp_verb_name(run->verb));
 	}
+	if (rc < 0)
+		return rc;
 	/* The peer's failure, or a hangup, ends the step as such. */
 	if ((rc = peer_check(run)) < 0)
 		return rc;
@@ -539,7 +588,8 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 	}
 	set_up = true;
 	for (unsigned t = 0; t < run->ncomp; t++) {
-		cqp_comp_watch_peer(&run->comp[t], peer_check, run);
+		cqp_comp_watch_peer(&run->comp[t], peer_check, run,
+				    run->s->oob.peer);
 		cqp_comp_account_peer(&run->comp[t], run->s->oob.peer_local
 							 ? run->s->oob.peer_pid
 							 : 0);

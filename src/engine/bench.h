@@ -34,6 +34,8 @@ struct cqp_step_sync {
 	atomic_int abort;
 	atomic_uint ended;
 	atomic_int over, measuring;
+	/* A passive target: when the requester last said ALIVE (ns). */
+	_Atomic uint64_t alive_ns;
 };
 
 struct cqp_run {

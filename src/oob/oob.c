@@ -44,6 +44,7 @@ static const char *const msg_names[CQP_MSG__MAX] = {
     [CQP_MSG_ENDPOINT] = "ENDPOINT", [CQP_MSG_BARRIER] = "BARRIER",
     [CQP_MSG_RESULTS] = "RESULTS",   [CQP_MSG_ERROR] = "ERROR",
     [CQP_MSG_BYE] = "BYE",	     [CQP_MSG_PORT] = "PORT",
+    [CQP_MSG_ALIVE] = "ALIVE",
 };
 
 static const char *msg_name(uint16_t type)
@@ -250,13 +251,24 @@ static void sockaddr_to_peer(const struct sockaddr *sa, socklen_t salen,
 	format_host_port(out, cap, h, (uint16_t)strtoul(serv, NULL, 10));
 }
 
-static void set_nodelay(int fd)
+/* Every session socket: no Nagle, and a peer whose machine is gone
+ * (no ACK for the frame timeout, or no answer to keepalives after it)
+ * ends the connection, so no wait on it outlives its deadline.  A
+ * frozen process still ACKs: the waits' own deadlines catch that. */
+static void tune_socket(int fd, int timeout_ms)
 {
-	int one = 1;
+	int one = 1, sec = timeout_ms > 0 ? (timeout_ms + 999) / 1000 : 30;
+	int intvl = sec > 3 ? sec / 3 : 1, cnt = 3;
+	unsigned ms = (unsigned)sec * 1000u;
 
 	/* Frames are small and each waits for an answer: Nagle would add
-	 * a delayed-ACK round trip.  Failure only costs latency. */
+	 * a delayed-ACK round trip.  Each failure here only costs that. */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	(void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &sec, sizeof(sec));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
 }
 
 static int bind_listen(int family, uint16_t port, int *fdp, int *err)
@@ -385,7 +397,7 @@ int cqp_oob_accept(int lfd, int timeout_ms, struct cqp_oob *o)
 					"accepting a client on TCP port %u: %s",
 					local_port(lfd), strerror(errno));
 		}
-		set_nodelay(fd);
+		tune_socket(fd, timeout_ms);
 		o->fd = fd;
 		o->timeout_ms = timeout_ms;
 		sl = sizeof(ss);
@@ -528,7 +540,7 @@ int cqp_oob_connect(const char *host, uint16_t port, int timeout_ms,
 
 			if (fd >= 0) {
 				freeaddrinfo(res);
-				set_nodelay(fd);
+				tune_socket(fd, timeout_ms);
 				o->fd = fd;
 				o->timeout_ms = timeout_ms;
 				format_host_port(o->peer, sizeof(o->peer), host,

@@ -32,6 +32,7 @@ enum cqp_msg {
 	CQP_MSG_ERROR,	   /* kv: reason; the sender is giving up */
 	CQP_MSG_BYE,	   /* empty: orderly end of the session */
 	CQP_MSG_PORT,	   /* kv: port facts (MTU, link, LID, prefix) */
+	CQP_MSG_ALIVE,	   /* empty: a READ's or atomic's requester runs */
 	CQP_MSG__MAX
 };
 

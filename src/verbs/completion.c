@@ -381,8 +381,9 @@ static inline int stopping(const struct cqp_comp *c)
 static int timed_out(const struct cqp_comp *c)
 {
 	return cqp_fail(CQP_E_TIMEOUT,
-			"no completion for %d s: the peer is gone or stalled",
-			c->cfg.timeout_ms / 1000);
+			"no completion for %d s: %s%s is gone or stalled",
+			c->cfg.timeout_ms / 1000, c->peer_name ? "peer " : "",
+			c->peer_name ? c->peer_name : "the peer");
 }
 
 /* The clock, read only when idle; progress seen since the last read moves
@@ -480,10 +481,12 @@ int cqp_comp_check_peer(struct cqp_comp *c, uint64_t now_ns)
 	return look_at_peer(c, now_ns);
 }
 
-void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg), void *arg)
+void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg), void *arg,
+			 const char *name)
 {
 	c->peer_check = check;
 	c->peer_arg = arg;
+	c->peer_name = name;
 	c->peer_looked_ns = 0;
 }
 

@@ -114,6 +114,7 @@ struct cqp_comp {
 	/* The peer watch (see cqp_comp_watch_peer); NULL: none. */
 	int (*peer_check)(void *arg);
 	void *peer_arg;
+	const char *peer_name; /* for the timeout's message; NULL: "the peer" */
 	uint64_t peer_looked_ns; /* the last look */
 	/* --cq-mod COUNT,0: fewer than COUNT completions raise no event
 	 * (mlx5 has no timer then), so a sleep lasts at most this long
@@ -220,10 +221,11 @@ int cqp_comp_reap_recv_from(struct cqp_comp *c, struct ibv_wc *wc, int max,
  * completion fails (cqp_comp_reap only); check returns 0 (the peer is fine as
  * far as it can tell) or a failure that ends the wait.  reap_within/reap_from
  * look once when their wait ends in silence, at most every CQP_COMP_PEER_NS (a
- * silent return stays 0 unless the peer is gone). */
+ * silent return stays 0 unless the peer is gone).  name, the peer's
+ * address, goes into the message of a wait that times out. */
 
-void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg),
-			 void *arg);
+void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg), void *arg,
+			 const char *name);
 
 /* --threads: one engine per thread over `ncq` CQs each, and with
  * --shared-channel the one channel they all sleep on.  Created in
