@@ -193,6 +193,20 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver,
 				"--verb atomic: %s has no atomic operations "
 				"(atomic_cap NONE)",
 				rc->dev.info.name);
+	/* READ and atomics need a device that keeps some in flight on a QP
+	 * (max_qp_rd_atom and max_qp_init_rd_atom): with 0 of either,
+	 * modify_qp would refuse the QP later, naming nothing. */
+	if (rc->verbs & (1u << CQP_VERB_READ | 1u << CQP_VERB_ATOMIC) &&
+	    (rc->dev.attr.max_qp_rd_atom < 1 ||
+	     rc->dev.attr.max_qp_init_rd_atom < 1))
+		return cqp_fail(
+		    CQP_E_USAGE,
+		    "--verb %s: %s keeps no READ or atomic in "
+		    "flight (max_qp_rd_atom %d, max_qp_init_rd_atom "
+		    "%d)",
+		    rc->verbs & 1u << CQP_VERB_READ ? "read" : "atomic",
+		    rc->dev.info.name, rc->dev.attr.max_qp_rd_atom,
+		    rc->dev.attr.max_qp_init_rd_atom);
 	run->max_size = rc->dev.port_attr.max_msg_sz < buf_size
 			    ? rc->dev.port_attr.max_msg_sz
 			    : buf_size;

@@ -231,7 +231,9 @@ int cqp_comp_moderate(struct cqp_comp *c, uint32_t count, uint32_t usec)
 {
 	struct ibv_device_attr_ex ax;
 
-	/* mlx5's period has 12 bits: a larger one would be cut silently. */
+	/* Checked against the device's limits first, to name them: mlx5's
+	 * period has 12 bits, and mlx5_ib_modify_cq refuses a larger one
+	 * with EINVAL, saying nothing of why. */
 	if (c->ncq &&
 	    ibv_query_device_ex(c->cqs[0].cq->context, NULL, &ax) == 0) {
 		int rc = cqp_fabric_cq_mod_ok(
@@ -577,6 +579,21 @@ static int drain_queued(struct cqp_comp *c, struct ibv_comp_channel *ch)
 	return got;
 }
 
+/* Whatever a ready channel holds, for one wakeup: drain_channel, and on
+ * a blocking channel of several CQs the others' events already queued
+ * (drain_queued), whichever way the wait slept (a read, epoll, ppoll). */
+static int take_channel(struct cqp_comp *c, struct ibv_comp_channel *ch)
+{
+	int got = drain_channel(c, ch), more;
+
+	if (got > 0 && !c->cfg.nonblock && c->nch < c->ncq && !c->shared) {
+		if ((more = drain_queued(c, ch)) < 0)
+			return more;
+		got += more;
+	}
+	return got;
+}
+
 static bool step_over(const struct cqp_comp *c)
 {
 	return c->cfg.over && atomic_load(c->cfg.over);
@@ -617,16 +634,10 @@ static int wait_event(struct cqp_comp *c)
 				return r;
 			if (wake)
 				cqp_watchdog_arm(&c->wd, wake);
-			r = got = drain_channel(c, c->chans[0]);
+			r = got = take_channel(c, c->chans[0]);
 			cqp_watchdog_disarm(&c->wd);
 			if (got < 0)
 				return got;
-			if (got > 0 && c->ncq > 1 && !c->shared) {
-				int more = drain_queued(c, c->chans[0]);
-
-				if (more < 0)
-					return more;
-			}
 		} else {
 			struct epoll_event ev[16];
 
@@ -637,7 +648,7 @@ static int wait_event(struct cqp_comp *c)
 			r = epoll_wait(c->epfd, ev, 16, ms);
 			for (int i = 0; i < r && got >= 0; i++) {
 				int g =
-				    drain_channel(c, c->chans[ev[i].data.u32]);
+				    take_channel(c, c->chans[ev[i].data.u32]);
 				got = g < 0 ? g : got + g;
 			}
 		}
@@ -927,7 +938,7 @@ int cqp_comp_poll(struct cqp_comp *c, struct ibv_wc *wc, int max)
 }
 
 /* Sleeps on every channel until one is readable or deadline_ns passes;
- * takes one event from each readable channel.  Returns the events taken. */
+ * takes what each readable channel holds.  Returns the events taken. */
 static int sleep_until(struct cqp_comp *c, uint64_t now, uint64_t deadline_ns)
 {
 	/* --cq-mod COUNT,0: see residue_ns. */
@@ -953,7 +964,7 @@ static int sleep_until(struct cqp_comp *c, uint64_t now, uint64_t deadline_ns)
 
 		if (!(c->pfd[i].revents & POLLIN))
 			continue;
-		if ((g = take_event(c, c->chans[i])) < 0)
+		if ((g = take_channel(c, c->chans[i])) < 0)
 			return g;
 		got += g;
 	}

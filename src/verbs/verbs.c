@@ -464,6 +464,9 @@ static struct ibv_qp *try_create(struct cqp_dev *d,
 		    .max_inline_data = inl,
 		},
 	};
+	/* Some providers refuse without setting errno (bnxt_re's inline
+	 * limit): 0 then reads "refused", not a stale reason. */
+	errno = 0;
 	return ibv_create_qp(d->pd, &a);
 }
 

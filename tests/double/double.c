@@ -46,7 +46,7 @@ static const struct dbl_personality personalities[] = {
     {.name = "bnxt_re",
      .ports = 1,
      .max_inline = 0x60,
-     .inline_errno0 = true,
+     .inline_errno_kept = true,
      .no_atomics = true},
     {.name = "irdma", .ports = 1, .iwarp = true},
 };
@@ -122,6 +122,8 @@ static int parse_faults(const char *s, struct dbl_fault *f)
 			f->no_relaxed_ordering = true;
 		} else if (!strcmp(t, "send_late")) {
 			f->send_late = true;
+		} else if (!strcmp(t, "no_rd_atom")) {
+			f->no_rd_atom = true;
 		} else {
 			return bad_env("CQPERF_TEST_FAULT", t);
 		}
@@ -200,6 +202,8 @@ static void patch_attr(struct ibv_device_attr *a)
 	}
 	if (dbl.p->no_atomics)
 		a->atomic_cap = IBV_ATOMIC_NONE;
+	if (dbl.fault.no_rd_atom)
+		a->max_qp_rd_atom = a->max_qp_init_rd_atom = 0;
 }
 
 static int query_device_ex(struct ibv_context *ctx,
@@ -291,9 +295,13 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	if (!real)
 		real = dbl_real("ibv_create_qp");
 	dbl_log("create_qp inline %u", a->cap.max_inline_data);
+	/* rdma-core providers/bnxt_re/verbs.c: bnxt_re_create_qp returns
+	 * NULL when bnxt_re_check_qp_limits finds max_inline_data over
+	 * BNXT_RE_MAX_INLINE_SIZE (96), and sets no errno. */
 	if (active() && dbl.p->max_inline &&
 	    a->cap.max_inline_data > dbl.p->max_inline) {
-		errno = dbl.p->inline_errno0 ? 0 : EINVAL;
+		if (!dbl.p->inline_errno_kept)
+			errno = EINVAL;
 		return NULL;
 	}
 	qp = real(pd, a);

@@ -14,6 +14,8 @@
  *   wc_rnr@N        the Nth completion reads IBV_WC_RNR_RETRY_EXC_ERR
  *   no_relaxed_ordering  ibv_reg_mr with IBV_ACCESS_RELAXED_ORDERING
  *                   fails with EINVAL
+ *   no_rd_atom      query_device reports max_qp_rd_atom and
+ *                   max_qp_init_rd_atom 0: no READ or atomic in flight
  *   send_late       a send's completion is held back until a receive's
  *                   is polled, and returned behind it (or after 20 ms):
  *                   rxe's completer and responder are separate tasks
@@ -38,13 +40,13 @@
 
 struct dbl_personality {
 	const char *name;
-	bool moderation;     /* ibv_modify_cq with mlx5's semantics */
-	bool own_channels;   /* events through channels the double owns */
-	uint8_t ports;	     /* port 2.. are down */
-	bool infiniband;     /* link layer IB, LIDs, no GRH needed */
-	bool iwarp;	     /* transport iWARP */
-	uint32_t max_inline; /* 0: the device's own */
-	bool inline_errno0;  /* above it: NULL with errno 0 (bnxt_re) */
+	bool moderation;	/* ibv_modify_cq with mlx5's semantics */
+	bool own_channels;	/* events through channels the double owns */
+	uint8_t ports;		/* port 2.. are down */
+	bool infiniband;	/* link layer IB, LIDs, no GRH needed */
+	bool iwarp;		/* transport iWARP */
+	uint32_t max_inline;	/* 0: the device's own */
+	bool inline_errno_kept; /* above it: NULL, errno as it was (bnxt_re) */
 	uint16_t max_cq_count, max_cq_period;
 	/* READs and atomics in flight per QP, each way; 0: the device's.
 	 * Above it ibv_modify_qp fails with EINVAL (mlx5). */
@@ -60,7 +62,8 @@ struct dbl_cq {
 	bool app_armed;
 	uint16_t count, period; /* moderation; both 0: none */
 	uint32_t since_arm;	/* completions since the app armed */
-	uint64_t first_ns;	/* the first of them */
+	uint64_t first_ns;	/* the period's start: the last event */
+	uint64_t event_ns;	/* the last event raised (0: none yet) */
 	struct ibv_wc *ring;
 	uint32_t cap, head, len;
 	/* send_late: the send completions held back, since late_ns. */
@@ -83,7 +86,7 @@ struct dbl_fault {
 	int port_err_port;
 	int64_t port_err_ms, qp_fatal_ms, cq_err_ms; /* -1: none */
 	uint64_t send_enomem_at, wc_rnr_at;	     /* 0: none */
-	bool no_relaxed_ordering, send_late;
+	bool no_relaxed_ordering, send_late, no_rd_atom;
 	bool port_err_sent, qp_fatal_sent, cq_err_sent;
 };
 

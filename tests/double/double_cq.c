@@ -3,13 +3,15 @@
  *
  * mlx5 raises a CQ's event when the CQ is armed and either cq_max_count
  * completions have arrived since arming or cq_period us have passed since
- * the first of them; 0 disables a trigger (kernel
- * drivers/infiniband/hw/mlx5/cq.c mlx5_ib_modify_cq, and the PRM's CQ
- * context).  rxe raises one at the first completion.  So a moderated CQ's
- * completions are taken from rxe by a pump thread into a ring, counted,
- * and the event written to the app's channel (a pipe) only when a
- * trigger fires; ibv_poll_cq reads the ring.  CQs that are not moderated
- * have their rxe events forwarded one for one. */
+ * its last event (the period starts from the EQE: mlx5_ib_create_cq
+ * leaves the CQ context's cq_period_mode at 0, START_FROM_EQE), so a
+ * completion after a quiet spell longer than the period raises its event
+ * at once; 0 disables a trigger (kernel drivers/infiniband/hw/mlx5/cq.c
+ * mlx5_ib_modify_cq, and the PRM's CQ context).  rxe raises one at the first
+ * completion.  So a moderated CQ's completions are taken from rxe by a pump
+ * thread into a ring, counted, and the event written to the app's channel (a
+ * pipe) only when a trigger fires; ibv_poll_cq reads the ring.  CQs that are
+ * not moderated have their rxe events forwarded one for one. */
 #include "double.h"
 
 #include <errno.h>
@@ -59,6 +61,7 @@ static void deliver(struct dbl_cq *q)
 	q->app_armed = false;
 	q->since_arm = 0;
 	q->first_ns = 0;
+	q->event_ns = dbl_now_ns();
 	if (write(q->chan->wfd, &cq, sizeof(cq)) != (ssize_t)sizeof(cq))
 		fprintf(stderr, "cqpdouble: event lost: %s\n", strerror(errno));
 }
@@ -75,14 +78,14 @@ static void mod_check(struct dbl_cq *q, uint64_t now)
 	}
 }
 
-/* Locked.  A moderated CQ's period starts; the pump, which may be
- * asleep with no deadline (a poll of the app's swept the completion),
- * is woken to count it. */
+/* Locked.  A moderated CQ's period runs, from its last event (the first
+ * event at once); the pump, which may be asleep with no deadline (a poll
+ * of the app's swept the completion), is woken to count it. */
 static void start_timer(struct dbl_cq *q)
 {
 	char b = 0;
 
-	q->first_ns = dbl_now_ns();
+	q->first_ns = q->event_ns;
 	if (write(dbl.wake[1], &b, 1) < 0 && errno != EAGAIN)
 		fprintf(stderr, "cqpdouble: pump not woken: %s\n",
 			strerror(errno));

@@ -82,6 +82,8 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	      attr->max_dest_rd_atomic > dbl.p->max_rd_atom))) {
 		dbl_log("modify_qp rd_atom %u/%u refused", attr->max_rd_atomic,
 			attr->max_dest_rd_atomic);
+		/* As the kernel's refusal reaches libibverbs: errno too. */
+		errno = EINVAL;
 		return EINVAL;
 	}
 	if ((mask & IBV_QP_AV) && lid_routed(&attr->ah_attr)) {

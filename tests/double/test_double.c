@@ -246,7 +246,8 @@ static void bnxt_inline(struct rig *r)
 
 	errno = 12345;
 	qp = ibv_create_qp(r->pd, &qa);
-	check(!qp && errno == 0, "bnxt_re: 97 bytes inline: NULL, errno 0");
+	check(!qp && errno == 12345,
+	      "bnxt_re: 97 bytes inline: NULL, errno as it was");
 	qa.cap.max_inline_data = 96;
 	qp = ibv_create_qp(r->pd, &qa);
 	check(qp != NULL, "bnxt_re: 96 bytes inline: granted");

@@ -75,6 +75,13 @@ check "bnxt_re --verb atomic: refused at setup, exit 2, naming atomic_cap" \
 	eval 'test "$RC" -eq 2 && grep -q "atomic_cap NONE" "$WORK/atomic-bnxt.err"' ||
 	show "$WORK/atomic-bnxt.err"
 
+# A device that keeps no READ or atomic in flight (max_qp_rd_atom 0):
+# refused at setup, naming the limit, not by modify_qp later.
+FAULT=no_rd_atom run read-nord mlx5-roce cq_poll_bw --verb read -n 100
+check "no_rd_atom --verb read: refused at setup, exit 2, naming max_qp_rd_atom" \
+	eval 'test "$RC" -eq 2 && grep -q "max_qp_rd_atom 0" "$WORK/read-nord.err"' ||
+	show "$WORK/read-nord.err"
+
 # Finding 1: mlx5 withholds the event until COUNT completions (or the
 # period); a waiter that never polls again stalls to --timeout.
 for mode in event hybrid; do
@@ -93,6 +100,24 @@ for mode in event hybrid; do
 		'r["server"]["completions"] == 301 and "error" not in d' ||
 		show "$WORK/bw-$mode.err"
 done
+
+# One blocking channel for 4 CQs, watched by epoll (the --cq-mod N,0
+# residue timer): a wakeup takes every event queued on it, as --nonblock
+# does, or each other CQ's event ends the next wait at once and counts
+# as a wakeup that never slept (up to one per CQ).
+for nb in block nonblock; do
+	extra=()
+	[ $nb = nonblock ] && extra=(--nonblock)
+	run "wake4-$nb" mlx5-roce cq_poll_bw --cq-mode event --cq-mod 16,0 \
+		-q 4 -n 400 -s 1024 "${extra[@]}"
+done
+wb=$(json_get "$WORK/wake4-block.json" 'r["server"]["wakeups"]')
+wn=$(json_get "$WORK/wake4-nonblock.json" 'r["server"]["wakeups"]')
+check "mlx5 --cq-mod 16,0 -q 4: blocking and --nonblock wake alike ($wb vs $wn)" \
+	json_check "$WORK/wake4-block.json" \
+	'"error" not in d and r["server"]["completions"] == 1600 and
+	 r["server"]["wakeups"] <= 1.5 * '"${wn:-0}"' + 8' ||
+	show "$WORK/wake4-block.err"
 
 # Finding 6: a port error on port 2 (down, unused) is not ours; one on
 # our port ends the run by its name.  Async events are read when idle:
@@ -126,7 +151,7 @@ check "mlx5: cm_event_stress" json_check "$WORK/all-cm.json" \
 	'"error" not in d and d["summary"]["client"]["established"] == 50' ||
 	show "$WORK/all-cm.err"
 
-# bnxt_re refuses inline above 96 bytes with no QP and errno 0: the auto
+# bnxt_re refuses inline above 96 bytes with no QP and errno as it was: the auto
 # inline size is bisected to what it grants.
 for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat; do
 	run "bnxt-$tool" bnxt_re "$tool" -n 100 -s 64
