@@ -292,9 +292,8 @@ const struct cqp_option cqp_options[] = {
      .argname = "USEC",
      .tools = RDMA_TOOLS,
      .flags = NEG,
-     .help = "adaptive: when a wakeup costs more than USEC, sleep through "
-	     "at most 0.5 % of the gaps between completions (the p99 stays a "
-	     "spinning one)"},
+     .help = "adaptive: a latency tail to keep, so a sleep delays at "
+	     "most 0.5 % of the completions (the p99 stays a spinning one)"},
     {.name = "idle-sec",
      .group = CQP_G_OPEN_LOOP,
      .type = CQP_OPT_U32,
