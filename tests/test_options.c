@@ -567,6 +567,25 @@ static void test_policies(void)
 	CHECK(srv.poll_batch == 16 && !srv.p99_target_us);
 }
 
+/* A server's line per client says what it asked for as a user would
+ * type it: --compare-modes alone, not the wire's "--compare-modes true". */
+static void test_asked(void)
+{
+	struct cqp_params p;
+	char buf[256];
+
+	CHECK(parse_for(&p, CQP_TOOL_CQ_EVENT_LAT,
+			"--rates 200,1000 --compare-modes -s 64 -n 300 x") ==
+	      0);
+	cqp_params_asked(&p, CQP_TOOL_CQ_EVENT_LAT, buf, sizeof(buf));
+	CHECK(strstr(buf, "--compare-modes") != NULL);
+	CHECK(strstr(buf, "true") == NULL);
+	CHECK(parse_for(&p, CQP_TOOL_CQ_EVENT_LAT,
+			"--compare-modes poll,event x") == 0);
+	cqp_params_asked(&p, CQP_TOOL_CQ_EVENT_LAT, buf, sizeof(buf));
+	CHECK(strstr(buf, "--compare-modes poll,event") != NULL);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--list") == 0) {
@@ -585,5 +604,6 @@ int main(int argc, char **argv)
 	test_help();
 	test_verbs();
 	test_policies();
+	test_asked();
 	return check_done("test_options");
 }

@@ -2402,7 +2402,10 @@ struct asked_text {
 static void asked_one(void *arg, const struct cqp_option *o, const char *val)
 {
 	struct asked_text *t = arg;
-	bool flag = o->type == CQP_OPT_FLAG && strcmp(val, "true") == 0;
+	/* As a user types it: a flag, or --compare-modes with its default
+	 * list, alone (the wire's "true" is not a word of the option). */
+	bool flag = (o->type == CQP_OPT_FLAG || o->type == CQP_OPT_MODES) &&
+		    strcmp(val, "true") == 0;
 	int n;
 
 	if (t->len >= t->cap)

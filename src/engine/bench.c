@@ -803,8 +803,8 @@ static void say_served(const struct cqp_bench_ops *ops,
 	 * file (a launcher's log), the line must not split a document. */
 	fflush(stdout);
 	cqp_params_asked(p, ops->tool, asked, sizeof(asked));
-	fprintf(stderr, "%s: client %s (%s): done\n", tool_name(ops),
-		s->oob.peer, asked);
+	cqp_report_say(stderr, "%s: client %s (%s): done", tool_name(ops),
+		       s->oob.peer, asked);
 }
 
 static int server(const struct cqp_bench_ops *ops, struct cqp_params *p)

@@ -19,4 +19,9 @@
 /* Render the whole record in p->output format to out. */
 void cqp_report_print(const struct cqp_report *r, FILE *out);
 
+/* A line for a person (a server's word on its clients), as printf,
+ * folded at a blank to the human report's 100 columns. */
+void cqp_report_say(FILE *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Lines, wrapping and number formats of the human report. */
 #include "report/report_text.h"
+#include "report/report.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -108,6 +109,18 @@ void cqp_text_printf(struct cqp_text *t, const char *fmt, ...)
 		else if (t->l.len + 1 < CQP_LINE_CAP)
 			t->l.buf[t->l.len++] = buf[i];
 	}
+}
+
+void cqp_report_say(FILE *out, const char *fmt, ...)
+{
+	struct cqp_text t = {.out = out};
+	char buf[CQP_LINE_CAP];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	cqp_text_printf(&t, "%s\n", buf);
 }
 
 void cqp_fmt_fixed(char *buf, size_t cap, int decimals, double v)
