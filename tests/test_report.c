@@ -1258,6 +1258,32 @@ static void test_projection_check(void)
 	CHECK(!f.r.check.valid && !f.r.projection.valid);
 }
 
+/* A server's line for a person folds at a blank within 100 columns, its
+ * words all there, in order. */
+static void test_say(void)
+{
+	char *buf = NULL, *line, *save = NULL, joined[1024] = "";
+	size_t len = 0, widest = 0;
+	FILE *f = open_memstream(&buf, &len);
+	const char *asked = "--rates 200,1000 --compare-modes --size 64 "
+			    "--iters 300 --cq-mode hybrid --spin-us 5,20,80";
+
+	if (!f)
+		return;
+	cqp_report_say(f, "cq_event_lat: client 198.18.0.1:41234 (%s): done",
+		       asked);
+	fclose(f);
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		widest = strlen(line) > widest ? strlen(line) : widest;
+		strcat(joined, line + strspn(line, " "));
+		strcat(joined, " ");
+	}
+	CHECK(widest <= 100 && strstr(buf, "cq_event_lat: client") == buf);
+	CHECK(strstr(joined, "--spin-us 5,20,80): done") != NULL);
+	free(buf);
+}
+
 int main(void)
 {
 	test_json_writer();
@@ -1274,5 +1300,6 @@ int main(void)
 	test_csv();
 	test_cost_kv();
 	test_accounting();
+	test_say();
 	return check_done("test_report");
 }
