@@ -3,6 +3,7 @@
 #include "engine/alive.h"
 
 #include "base/error.h"
+#include "verbs/watchdog.h"
 
 #include <errno.h>
 #include <string.h>
@@ -43,6 +44,7 @@ static void *alive_loop(void *arg)
 int cqp_alive_start(struct cqp_alive *a, struct cqp_oob *o, unsigned period_ms)
 {
 	pthread_condattr_t ca;
+	pthread_attr_t ta;
 	int e;
 
 	memset(a, 0, sizeof(*a));
@@ -53,7 +55,14 @@ int cqp_alive_start(struct cqp_alive *a, struct cqp_oob *o, unsigned period_ms)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&a->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	e = pthread_create(&a->thread, NULL, alive_loop, a);
+	/* Off the measured core, as the watchdog: a requester pinned
+	 * with --cpu pays none of its wakeups. */
+	e = pthread_attr_init(&ta);
+	if (!e) {
+		cqp_thread_keep_off_caller(&ta);
+		e = pthread_create(&a->thread, &ta, alive_loop, a);
+		pthread_attr_destroy(&ta);
+	}
 	if (e) {
 		pthread_cond_destroy(&a->cv);
 		pthread_mutex_destroy(&a->mu);

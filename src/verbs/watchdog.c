@@ -105,7 +105,7 @@ static void *watch(void *arg)
 	return NULL;
 }
 
-static void keep_off_caller(pthread_attr_t *attr)
+void cqp_thread_keep_off_caller(pthread_attr_t *attr)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	cpu_set_t mine, others;
@@ -141,7 +141,7 @@ int cqp_watchdog_start(struct cqp_watchdog *w)
 	err = pthread_attr_init(&attr);
 	if (!err) {
 		if (w->keep_off)
-			keep_off_caller(&attr);
+			cqp_thread_keep_off_caller(&attr);
 		err = pthread_create(&w->thread, &attr, watch, w);
 		pthread_attr_destroy(&attr);
 	}

@@ -50,6 +50,11 @@ struct cqp_watchdog {
 	_Atomic bool stop;
 };
 
+/* A helper thread's attributes: where the caller runs on a single CPU
+ * (--cpu), every other CPU, so that its wakeups stay off the measured
+ * core; else untouched (a taskset confines it too). */
+void cqp_thread_keep_off_caller(pthread_attr_t *attr);
+
 /* Starts watching the calling thread. */
 int cqp_watchdog_start(struct cqp_watchdog *w);
 void cqp_watchdog_stop(struct cqp_watchdog *w);
