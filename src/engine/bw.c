@@ -210,9 +210,9 @@ static int pump(struct sender *s, struct cqp_bw_meter *bw, uint64_t *now)
 			   *now - heard >
 			       (uint64_t)p->timeout_s * 1000000000ull) {
 			return cqp_fail(CQP_E_TIMEOUT,
-					"no send completed for %u s: the "
-					"peer is gone or stalled",
-					p->timeout_s);
+					"no send completed for %u s: %s is "
+					"gone or stalled",
+					p->timeout_s, comp->peer_who);
 		}
 		for (int k = 0; k < ret; k++) {
 			unsigned qi = (unsigned)(wc[k].wr_id >> WRID_QP_SHIFT);

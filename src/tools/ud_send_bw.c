@@ -113,8 +113,8 @@ static int run_receiver(struct cqp_run *run, struct ud_bw_ctx *c, uint64_t size,
 			    (uint64_t)p->timeout_s * 1000000000ull)
 				return cqp_fail(CQP_E_TIMEOUT,
 						"no datagram and no word from "
-						"the client for %u s",
-						p->timeout_s);
+						"client %s for %u s",
+						run->s->oob.peer, p->timeout_s);
 			continue;
 		}
 		quiet_since = cqp_now_ns();

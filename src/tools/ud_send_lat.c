@@ -364,9 +364,9 @@ static int exchange(struct cqp_run *run, struct lat_ctx *c, unsigned qp,
 		++*lost;
 		if (cqp_now_ns() >= give_up)
 			return cqp_fail(CQP_E_TIMEOUT,
-					"no answer from the server for %u s "
+					"no answer from server %s for %u s "
 					"(%llu tries lost)",
-					p->timeout_s,
+					run->s->oob.peer, p->timeout_s,
 					(unsigned long long)*lost);
 	}
 }
@@ -576,9 +576,9 @@ static int run_server(struct cqp_run *run, struct lat_ctx *c, uint64_t size,
 			if (now - quiet_since >
 			    (uint64_t)p->timeout_s * 1000000000ull)
 				return cqp_fail(CQP_E_TIMEOUT,
-						"no ping and no word from the "
-						"client for %u s",
-						p->timeout_s);
+						"no ping and no word from "
+						"client %s for %u s",
+						run->s->oob.peer, p->timeout_s);
 			continue;
 		}
 		heard = true;

@@ -110,6 +110,7 @@ int cqp_comp_create(struct cqp_comp *c, struct ibv_context *ctx,
 	c->ctx = ctx;
 	c->epfd = -1;
 	c->shared = cfg->shared != NULL;
+	snprintf(c->peer_who, sizeof(c->peer_who), "the peer");
 	/* Read when idle, never waited on. */
 	fcntl(ctx->async_fd, F_SETFL,
 	      fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
@@ -383,9 +384,8 @@ static inline int stopping(const struct cqp_comp *c)
 static int timed_out(const struct cqp_comp *c)
 {
 	return cqp_fail(CQP_E_TIMEOUT,
-			"no completion for %d s: %s%s is gone or stalled",
-			c->cfg.timeout_ms / 1000, c->peer_name ? "peer " : "",
-			c->peer_name ? c->peer_name : "the peer");
+			"no completion for %d s: %s is gone or stalled",
+			c->cfg.timeout_ms / 1000, c->peer_who);
 }
 
 /* The clock, read only when idle; progress seen since the last read moves
@@ -488,7 +488,8 @@ void cqp_comp_watch_peer(struct cqp_comp *c, int (*check)(void *arg), void *arg,
 {
 	c->peer_check = check;
 	c->peer_arg = arg;
-	c->peer_name = name;
+	snprintf(c->peer_who, sizeof(c->peer_who), "%s%s",
+		 name ? "peer " : "the peer", name ? name : "");
 	c->peer_looked_ns = 0;
 }
 

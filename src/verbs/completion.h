@@ -114,7 +114,9 @@ struct cqp_comp {
 	/* The peer watch (see cqp_comp_watch_peer); NULL: none. */
 	int (*peer_check)(void *arg);
 	void *peer_arg;
-	const char *peer_name; /* for the timeout's message; NULL: "the peer" */
+	/* Who a wait that times out names: "peer ADDR:PORT" (set by
+	 * cqp_comp_watch_peer), else "the peer". */
+	char peer_who[96];
 	uint64_t peer_looked_ns; /* the last look */
 	/* --cq-mod COUNT,0: fewer than COUNT completions raise no event
 	 * (mlx5 has no timer then), so a sleep lasts at most this long

@@ -256,8 +256,10 @@ int cm_run_phase(struct ctx *c, enum phase ph, double *seconds)
 			(uint64_t)c->p->timeout_s * 1000000000)
 			rc = cqp_fail(CQP_E_TIMEOUT,
 				      "no RDMA CM event for %u s (%u of %u "
-				      "connections through)",
-				      c->p->timeout_s, c->cl.finished, c->cl.n);
+				      "connections through): server %s is gone "
+				      "or stalled",
+				      c->p->timeout_s, c->cl.finished, c->cl.n,
+				      c->run->s->oob.peer);
 	}
 	*seconds += (double)(cqp_now_ns() - t0) / 1e9;
 	return rc;

@@ -200,9 +200,9 @@ int cm_serve(struct ctx *c, double *seconds)
 		if (cqp_now_ns() - last >
 		    (uint64_t)c->p->timeout_s * 1000000000)
 			return cqp_fail(CQP_E_TIMEOUT,
-					"no RDMA CM event and no word from the "
-					"client for %u s",
-					c->p->timeout_s);
+					"no RDMA CM event and no word from "
+					"client %s for %u s",
+					c->run->s->oob.peer, c->p->timeout_s);
 	}
 	*seconds = (double)(last - t0) / 1e9;
 	/* The last disconnects may still be on their way; a dead client's
