@@ -1,19 +1,33 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Run a command on soft-RoCE: on the host when its kernel has rdma_rxe (and
-# we can use or create a device), else inside the QEMU guest.
-#
-# Usage: softroce-run.sh [--timeout SEC] [--mem MB] [--out DIR] -- CMD [ARGS...]
-#
-# CMD sees CQPERF_RXE_DEV, CQPERF_SERVER_ADDR, CQPERF_RXE_GID_INDEX,
-# CQPERF_IN_GUEST (0/1) and CQPERF_OUT (a writable dir; --out keeps its
-# files). Exit status: CMD's, 124 on timeout, 125 when the guest failed.
-# CQPERF_FORCE_GUEST=1 skips the host path. --mem only matters for the guest.
+#: Run a command on soft-RoCE: on the host when its kernel has rdma_rxe
+#: (and a device can be used or made), else inside a throw-away QEMU guest
+#: that shares this machine's / read-only and runs its binaries.
+#:
+#: Usage: softroce-run.sh [--timeout SEC] [--mem MB] [--out DIR] -- CMD [ARGS...]
+#:
+#:   --timeout SEC  end CMD (and the guest) after SEC seconds (1800)
+#:   --mem MB       the guest's memory (the host path ignores it)
+#:   --out DIR      where CMD's $CQPERF_OUT is kept afterwards
+#:
+#: CMD sees:
+#:   CQPERF_RXE_DEV        the soft-RoCE device (rxe0): pass it as -d
+#:   CQPERF_SERVER_ADDR    the address a client connects to (198.18.0.1)
+#:   CQPERF_RXE_GID_INDEX  the GID index of that address (-x)
+#:   CQPERF_IN_GUEST       1 in the guest, 0 on the host
+#:   CQPERF_OUT            a writable folder (--out keeps it)
+#: Exit status: CMD's; 124 on timeout; 125 when the guest failed; 2 for a
+#: bad option.  CQPERF_FORCE_GUEST=1 skips the host path.
+#: Example: scripts/softroce-run.sh -- sh -c 'cq_poll_bw -d "$CQPERF_RXE_DEV" &
+#:          sleep 1; cq_poll_bw -d "$CQPERF_RXE_DEV" "$CQPERF_SERVER_ADDR"'
 set -euo pipefail
 
 prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
-usage() { sed -n 's/^# \{0,1\}Usage: //p' "$0" >&2; exit 2; }
+# --help: the "#:" lines above, on stdout, exit 0; a mistake: the usage
+# line on stderr, exit 2.
+help() { sed -n 's/^#: \{0,1\}//p' "$0"; exit 0; }
+usage() { sed -n 's/^#: Usage: //p' "$0" >&2; exit 2; }
 
 timeout_s=1800
 out_dir=
@@ -27,7 +41,7 @@ while [ $# -gt 0 ]; do
         --out) [ $# -ge 2 ] || usage; out_dir=$2; shift 2 ;;
         --out=*) out_dir=${1#*=}; shift ;;
         --) shift; break ;;
-        -h|--help) usage ;;
+        -h|--help) help ;;
         -*) echo "$prog: unknown option $1" >&2; usage ;;
         *) break ;;
     esac

@@ -44,5 +44,20 @@ for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat cm_event_stress; do
 	check "$tool --help: headings in the order $order (got: $got)" \
 		test -n "$got" -a "$got" = "$want"
 done
+# The soft-RoCE runner: --help says what it does, its options and what a
+# command gets, on stdout, exit 0 (it printed one usage line and exited 2).
+sr=$here/../scripts/softroce-run.sh
+"$sr" --help >"$tmp/sr.out" 2>"$tmp/sr.err"
+rc=$?
+check "softroce-run.sh --help: exit 0 (got $rc), on stdout" \
+	test "$rc" -eq 0 -a ! -s "$tmp/sr.err"
+for word in --timeout --mem --out CQPERF_RXE_DEV CQPERF_SERVER_ADDR \
+	CQPERF_RXE_GID_INDEX CQPERF_IN_GUEST CQPERF_OUT; do
+	check "softroce-run.sh --help: says $word" grep -q -- "$word" "$tmp/sr.out"
+done
+"$sr" --bogus >/dev/null 2>"$tmp/sr.err"
+rc=$?
+check "softroce-run.sh --bogus: exit 2 (got $rc), the usage line" \
+	eval 'test "$rc" -eq 2 && grep -q "softroce-run.sh \[" "$tmp/sr.err"'
 echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"
 [ "$CHECKS_FAILED" -eq 0 ]
