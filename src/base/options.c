@@ -454,12 +454,14 @@ const struct cqp_option cqp_options[] = {
      .argname = "MODE",
      .tools = RDMA_TOOLS,
      .flags = NEG,
-     .help = "how completions are reaped: poll, event, hybrid (spin "
-	     "--spin-us after the last completion, then sleep), empty:N "
-	     "(sleep after N empty polls), timer (nap half the mean gap), "
-	     "ski (spin a wakeup's cost), ski:rand, adaptive (cqperf(7) "
-	     "POLICIES); mem: spin on the buffer's last bytes (--verb "
-	     "write's target)"},
+     .help = "how completions are reaped: poll (spin on the CQ), event "
+	     "(sleep until the CQ's event), hybrid (spin --spin-us after the "
+	     "last completion, then sleep), empty:N (sleep after N empty "
+	     "polls), timer (nap half the mean gap), ski (spin what a wakeup "
+	     "costs), ski:rand (spin a random share of that), adaptive (the "
+	     "spin of least CPU over the recent gaps); mem: spin on the "
+	     "buffer's last bytes (--verb write's target); cqperf(7) "
+	     "POLICIES"},
     {.name = "verb",
      .group = CQP_G_TRAFFIC,
      .type = CQP_OPT_ENUM,
