@@ -5,8 +5,11 @@
  * device.  Poll mode on one CQ spins inside the engine: sends found on
  * the way do not end the wait, every poll is counted, the deadline holds
  * and a failed completion is said. */
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "base/clock.h"
@@ -15,7 +18,7 @@
 #include "verbs/completion.h"
 
 /* The script: what each poll returns, in order; then empty polls. */
-#define MAX_STEPS 8
+#define MAX_STEPS 16
 static struct step {
 	int n;
 	enum ibv_wc_opcode op[4];
@@ -177,8 +180,88 @@ static void test_stop(void)
 	cqp_errclear();
 }
 
+/* ibv_get_cq_event reads the channel's fd for the CQ's handle, then
+ * reaches into the CQ's real context: the test's channel is a pipe of
+ * CQ pointers, read here instead (linked with --wrap). */
+int __wrap_ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
+			    void **cq_context);
+int __wrap_ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
+			    void **cq_context)
+{
+	if (read(ch->fd, cq, sizeof(*cq)) != (ssize_t)sizeof(*cq))
+		return -1;
+	*cq_context = (*cq)->cq_context;
+	return 0;
+}
+
+static int fake_arm(struct ibv_cq *cq, int solicited)
+{
+	(void)cq;
+	(void)solicited;
+	return 0;
+}
+
+/* Four CQs on one blocking channel, watched by epoll (as --cq-mod N,0
+ * sets it up): all four events already queued when the wait wakes.  One
+ * wakeup takes them all; taking one, the three left each ended a later
+ * wait at once and counted as a wakeup that never slept. */
+static void test_queued_events_one_wakeup(void)
+{
+	struct rig r;
+	struct ibv_cq cqs[4];
+	struct cqp_comp_cq qs[4];
+	struct ibv_comp_channel ch = {0}, *chans[1] = {&ch};
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct ibv_wc wc[16];
+	struct pollfd left;
+	unsigned taken = 0;
+	int fds[2];
+
+	rig_init(&r, CQP_CQ_EVENT);
+	r.ctx.ops.req_notify_cq = fake_arm;
+	CHECK(pipe(fds) == 0);
+	ch.fd = fds[0];
+	memset(qs, 0, sizeof(qs));
+	for (int i = 0; i < 4; i++) {
+		cqs[i] = r.cq;
+		cqs[i].cq_context = &qs[i];
+		qs[i].cq = &cqs[i];
+		qs[i].ch = &ch;
+	}
+	r.c.cqs = qs;
+	r.c.ncq = 4;
+	r.c.chans = chans;
+	r.c.nch = 1;
+	r.c.cfg.ack_batch = 100;
+	r.c.pol.mode = CQP_CQ_EVENT;
+	r.c.residue_ns = CQP_COMP_RESIDUE_NS;
+	r.c.epfd = epoll_create1(0);
+	CHECK(r.c.epfd >= 0 &&
+	      epoll_ctl(r.c.epfd, EPOLL_CTL_ADD, ch.fd, &ev) == 0);
+	for (int i = 0; i < 4; i++) {
+		struct ibv_cq *p = &cqs[i];
+
+		CHECK(write(fds[1], &p, sizeof(p)) == (ssize_t)sizeof(p));
+	}
+	/* Two passes over the four CQs find nothing (before and after the
+	 * arm); after the wakeup, a receive. */
+	for (int i = 0; i < 8; i++)
+		play((struct step){0});
+	play((struct step){1, {IBV_WC_RECV}, IBV_WC_SUCCESS});
+	CHECK(cqp_comp_reap(&r.c, wc, 16) == 1);
+	CHECK(r.c.cnt.wakeups == 1);
+	for (int i = 0; i < 4; i++)
+		taken += qs[i].unacked;
+	left = (struct pollfd){.fd = ch.fd, .events = POLLIN};
+	CHECK(taken == 4 && poll(&left, 1, 0) == 0);
+	close(r.c.epfd);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 int main(void)
 {
+	test_queued_events_one_wakeup();
 	test_sends_do_not_end_the_wait();
 	test_full_array_returns();
 	test_deadline();
