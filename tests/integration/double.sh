@@ -101,6 +101,17 @@ for mode in event hybrid; do
 		show "$WORK/bw-$mode.err"
 done
 
+# The policies that learn a wakeup's cost, on a moderated CQ (mlx5's
+# period runs from the last event): no exchange stalls.
+for mode in ski adaptive; do
+	run "lat-$mode-mod" mlx5-roce cq_event_lat --cq-mode "$mode" \
+		--cq-mod 4,100 -n 200 -s 64
+	check "mlx5 --cq-mod 4,100, cq_event_lat $mode: every exchange" \
+		json_check "$WORK/lat-$mode-mod.json" \
+		'r["iterations"] == 200 and "error" not in d' ||
+		show "$WORK/lat-$mode-mod.err"
+done
+
 # One blocking channel for 4 CQs, watched by epoll (the --cq-mod N,0
 # residue timer): a wakeup takes every event queued on it, as --nonblock
 # does, or each other CQ's event ends the next wait at once and counts
