@@ -84,130 +84,108 @@ wait_running() {
 	sleep 1
 }
 
-# --- server SIGKILLed mid-run: the client ends within its --timeout,
-# naming the peer, with a report marked partial.  (cq_poll_bw and
-# ud_send_lat have this in their own scripts.)
-server_killed() {
-	local tool=$1 port base fault
-	port=$(next_port)
-	base=$(res_count qp)
-	start_server "$tool:sk" "$port" --timeout 30 ||
-		not_ok "$tool: server listens"
-	long_run "$tool"
-	# A long --timeout: the client must notice the dead peer, not its
-	# own deadline.
-	client_bg "$tool-sk" "$tool" "$port" --timeout 15 "${RUN[@]}" \
-		--output json
-	wait_running "$base"
-	kill -9 "$SERVER_PID"
-	fault=$(now_ms)
-	wait "$SERVER_PID" 2>/dev/null
-	SERVER_PID=
-	reap "$CLIENT_PID" "$fault" 20
-	CLIENT_PID=
-	check "$tool, server killed: client exits 1 (got $RC) at once, long before its 15 s timeout (took $(secs $TOOK) s)" \
-		test "$RC" -eq 1 -a "$TOOK" -le 4000 ||
-		show "$WORK/$tool-sk.err"
-	check "$tool, server killed: the message names the peer" \
-		grep -q "$ADDR:$port" "$WORK/$tool-sk.err" ||
-		show "$WORK/$tool-sk.err"
-	check "$tool, server killed: the report is marked partial" \
-		json_check "$WORK/$tool-sk.out" '"error" in d'
+# --- The fault matrix: every tool, both roles, every verb the tool has,
+# each fault (SIGKILL, SIGSTOP) mid-step, the completion mode taken in
+# turn from the tool's modes so that every verb meets more than one and
+# every mode both roles.  The survivor ends within its deadline (a kill:
+# at once; a freeze: its --timeout), non-zero, naming the peer; a
+# persistent server says so and serves the next client.
+RC_VERBS=(send write-imm write read atomic)
+CQ_MODES=(poll event hybrid adaptive timer ski)
+CM_MODES=(block nonblock batch)
+CELLS=0
+
+# wait_line FILE ERE LIMIT_S FROM_MS: waits for a line; TOOK the ms from
+# FROM_MS to it (or to the limit).
+wait_line() {
+	until grep -Eq "$2" "$1" 2>/dev/null; do
+		[ $(($(now_ms) - $4)) -lt $(($3 * 1000)) ] || break
+		sleep 0.1
+	done
+	TOOK=$(($(now_ms) - $4))
+	grep -Eq "$2" "$1" 2>/dev/null
 }
 
-# --- client SIGKILLed mid-run: a persistent server whose own timeout is
-# far off notices the closed channel, says so and serves the next client.
-# (ud_send_bw and cm_event_stress have this in their own scripts.)
-client_killed() {
-	local tool=$1 port base fault
+# cell TOOL VERB MODE VICTIM FAULT: one run, VICTIM (client or server)
+# frozen (STOP) or killed (KILL) once traffic flows.
+cell() {
+	local tool=$1 verb=$2 mode=$3 victim=$4 fault=$5 port base t0 limit
+	local name args=() next=(-n 200) size=(-s 64)
+	# A plain WRITE's target polls memory, its only mode.
+	[ "$verb" = write ] && mode=mem
+	name="$tool-$verb-$mode-$victim-$fault"
+	CELLS=$((CELLS + 1))
 	port=$(next_port)
 	base=$(res_count qp)
-	start_server "$tool:ck" "$port" --persistent --timeout 15 ||
-		not_ok "$tool: server listens"
-	long_run "$tool"
-	client_bg "$tool-victim" "$tool" "$port" --timeout 15 "${RUN[@]}"
+	RUN=(-D 60)
+	# Atomics are 8 bytes, which the tools take without -s.
+	[ "$verb" = atomic ] && size=()
+	case $tool in
+	cm_event_stress) args=(--cm-mode "$mode") next=(-c 20) size=()
+		RUN=(-c 1000000 --concurrency 16) ;;
+	*) [ "$mode" = mem ] || args=(--cq-mode "$mode") ;;
+	esac
+	[ "$verb" = - ] || args+=(--verb "$verb")
+	limit=$([ "$fault" = KILL ] && echo 4 || echo $((TO + 4)))
+	# A frozen server whose CPU takes no part in the step (a UD receiver
+	# the sender cannot tell from a lossy one; the target of a one-sided
+	# verb, which the NIC serves) is learnt of at the results: the run is
+	# short, its deadline its length (and warm-up) plus --timeout.
+	case $victim$fault:$tool:$verb in
+	serverSTOP:ud_send_bw:* | serverSTOP:cq_poll_bw:write | \
+		serverSTOP:cq_*:read | serverSTOP:cq_*:atomic)
+		RUN=(-D 2)
+		limit=$((TO + 2 + 1 + 4))
+		;;
+	esac
+	if [ "$victim" = server ]; then
+		start_server "$tool:$name" "$port" --timeout 30 ||
+			not_ok "$name: server listens"
+		client_bg "$name" "$tool" "$port" --timeout "$TO" \
+			"${RUN[@]}" "${size[@]}" "${args[@]}" --output json
+	else
+		start_server "$tool:$name" "$port" --persistent \
+			--timeout "$TO" || not_ok "$name: server listens"
+		client_bg "$name" "$tool" "$port" --timeout 30 "${RUN[@]}" \
+			"${size[@]}" "${args[@]}"
+	fi
 	wait_running "$base"
-	kill -9 "$CLIENT_PID"
-	fault=$(now_ms)
+	t0=$(now_ms)
+	if [ "$victim" = server ]; then
+		kill "-$fault" "$SERVER_PID"
+		reap "$CLIENT_PID" "$t0" $((limit + 10))
+		check "$name: the client exits 1 (got $RC) in $(secs $TOOK) s (limit $limit s)" \
+			test "$RC" -eq 1 -a "$TOOK" -le $((limit * 1000)) ||
+			show "$WORK/$name.err"
+		check "$name: the client names the server and marks its report partial" \
+			grep -q "$ADDR:$port" "$WORK/$name.err" &&
+			json_check "$WORK/$name.out" '"error" in d' ||
+			show "$WORK/$name.err"
+		kill -CONT "$SERVER_PID" 2>/dev/null
+		kill -9 "$SERVER_PID" 2>/dev/null
+		wait "$SERVER_PID" 2>/dev/null
+		SERVER_PID=
+		CLIENT_PID=
+		return
+	fi
+	kill "-$fault" "$CLIENT_PID"
+	wait_line "$WORK/$tool:$name.server.err" \
+		"$ADDR:[0-9]+.*\\(still serving\\)" \
+		$((limit + 10)) "$t0"
+	check "$name: the server names the client in $(secs $TOOK) s (limit $limit s) and serves on" \
+		test $? -eq 0 -a "$TOOK" -le $((limit * 1000)) ||
+		show "$WORK/$tool:$name.server.err"
+	kill -CONT "$CLIENT_PID" 2>/dev/null
+	kill -9 "$CLIENT_PID" 2>/dev/null
 	wait "$CLIENT_PID" 2>/dev/null
 	CLIENT_PID=
-	timeout 40 "$CQPERF_BIN/$tool" -d "$DEV" -p "$port" --timeout 15 \
-		-s 1024 -n 100 --output json "$ADDR" \
-		>"$WORK/$tool-next.json" 2>"$WORK/$tool-next.err"
-	RC=$?
-	TOOK=$(($(now_ms) - fault))
-	check "$tool, client killed: the persistent server served the next client $(secs $TOOK) s after the kill (its timeout: 15 s)" \
-		test "$RC" -eq 0 -a "$TOOK" -le 6000 ||
-		show "$WORK/$tool-next.err" "$WORK/$tool:ck.server.err"
-	check "$tool, client killed: the server named the peer and kept serving" \
-		grep -q "peer $ADDR:.*(still serving)" "$WORK/$tool:ck.server.err" ||
-		show "$WORK/$tool:ck.server.err"
+	timeout 30 "$CQPERF_BIN/$tool" -d "$DEV" -p "$port" --timeout 15 \
+		"${next[@]}" "${size[@]}" "${args[@]}" "$ADDR" \
+		>"$WORK/$name-next.out" \
+		2>"$WORK/$name-next.err"
+	check "$name: ... and serves the next client (exit $?)" \
+		test $? -eq 0 || show "$WORK/$name-next.err"
 	stop_server
-}
-
-# --- SIGSTOP on the server: the client hits its --timeout; the server,
-# continued, finds its client gone and ends too.  (cq_event_lat has the
-# first half in its own script.)
-server_stopped() {
-	local tool=$1 port base fault limit=$((TO + 4))
-	port=$(next_port)
-	base=$(res_count qp)
-	long_run "$tool"
-	# A UD sender cannot tell a stopped receiver from a lossy one: it
-	# learns at the results, so its run is short.
-	if [ "$tool" = ud_send_bw ]; then
-		RUN=(-s 1024 -D 2)
-		limit=$((TO + 2 + 4))
-	fi
-	start_server "$tool:ss" "$port" --timeout 30 ||
-		not_ok "$tool: server listens"
-	client_bg "$tool-ss" "$tool" "$port" --timeout "$TO" "${RUN[@]}"
-	wait_running "$base"
-	kill -STOP "$SERVER_PID"
-	fault=$(now_ms)
-	reap "$CLIENT_PID" "$fault" 30
-	CLIENT_PID=
-	check "$tool, server stopped: client exits 1 (got $RC) at its $TO s deadline (took $(secs $TOOK) s)" \
-		test "$RC" -eq 1 -a "$TOOK" -le $((limit * 1000)) ||
-		show "$WORK/$tool-ss.err"
-	check "$tool, server stopped: the client says what it waited for" \
-		grep -q "$TO s" "$WORK/$tool-ss.err" || show "$WORK/$tool-ss.err"
-	kill -CONT "$SERVER_PID"
-	fault=$(now_ms)
-	reap "$SERVER_PID" "$fault" 20
-	SERVER_PID=
-	check "$tool, server continued: it ends, exit 1 (got $RC), $(secs $TOOK) s later (its timeout: 30 s)" \
-		test "$RC" -eq 1 -a "$TOOK" -le 6000 ||
-		show "$WORK/$tool:ss.server.err"
-}
-
-# --- SIGSTOP on the client: the server hits its --timeout; the client,
-# continued, ends too.
-client_stopped() {
-	local tool=$1 port base fault
-	port=$(next_port)
-	base=$(res_count qp)
-	start_server "$tool:cs" "$port" --timeout "$TO" ||
-		not_ok "$tool: server listens"
-	long_run "$tool"
-	client_bg "$tool-cs" "$tool" "$port" --timeout "$TO" "${RUN[@]}"
-	wait_running "$base"
-	kill -STOP "$CLIENT_PID"
-	fault=$(now_ms)
-	reap "$SERVER_PID" "$fault" 30
-	SERVER_PID=
-	check "$tool, client stopped: server exits 1 (got $RC) at its $TO s deadline (took $(secs $TOOK) s)" \
-		test "$RC" -eq 1 -a "$TOOK" -le $(((TO + 4) * 1000)) ||
-		show "$WORK/$tool:cs.server.err"
-	check "$tool, client stopped: the server says what it waited for" \
-		grep -q "$TO s" "$WORK/$tool:cs.server.err" ||
-		show "$WORK/$tool:cs.server.err"
-	kill -CONT "$CLIENT_PID"
-	fault=$(now_ms)
-	reap "$CLIENT_PID" "$fault" 20
-	CLIENT_PID=
-	check "$tool, client continued: it ends, exit 1 (got $RC), $(secs $TOOK) s later" \
-		test "$RC" -eq 1 -a "$TOOK" -le 5000 || show "$WORK/$tool-cs.err"
 }
 
 # --- SIGINT on the client: the steps done so far, marked partial, exit
@@ -265,18 +243,24 @@ start=$(now_ms)
 baseline=$(res_line)
 echo "# device resources at the start: $baseline"
 
-for tool in cq_event_lat ud_send_bw cm_event_stress; do
-	server_killed "$tool"
-done
-for tool in cq_poll_bw cq_event_lat ud_send_lat; do
-	client_killed "$tool"
-done
-for tool in cq_poll_bw ud_send_bw ud_send_lat cm_event_stress; do
-	server_stopped "$tool"
-done
+k=0
 for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat cm_event_stress; do
-	client_stopped "$tool"
+	verbs=(-) modes=("${CQ_MODES[@]}")
+	case $tool in
+	cq_*) verbs=("${RC_VERBS[@]}") ;;
+	cm_*) modes=("${CM_MODES[@]}") ;;
+	esac
+	for verb in "${verbs[@]}"; do
+		for victim in client server; do
+			for fault in KILL STOP; do
+				cell "$tool" "$verb" "${modes[k % ${#modes[@]}]}" \
+					"$victim" "$fault"
+				k=$((k + 1))
+			done
+		done
+	done
 done
+echo "# the fault matrix: $CELLS cells in $(secs $(($(now_ms) - start))) s"
 
 # --- nobody listening: each client retries until its --timeout, then
 # says where it tried.  All at once: they only wait.  (cq_poll_bw has
