@@ -865,13 +865,12 @@ int cqp_bench_main(const struct cqp_bench_ops *ops, int argc, char **argv)
 	if (rc == CQP_PARSE_HELP || rc == CQP_PARSE_VERSION)
 		return 0;
 	if (rc < 0) {
-		/* A mistake on the command line: the message folded for a
+		/* A mistake on the command line: one message folded for a
 		 * terminal, and where the words are explained. */
-		cqp_report_say(stderr, "%s: %s", tool_name(ops), cqp_errmsg());
 		cqp_report_say(stderr,
-			       "%s: `%s --help` says what each option and "
-			       "word means",
-			       tool_name(ops), tool_name(ops));
+			       "%s: %s; `%s --help` says what each option "
+			       "and word means",
+			       tool_name(ops), cqp_errmsg(), tool_name(ops));
 		return cqp_exit_status(cqp_errcode());
 	}
 	if (rc == 0)
