@@ -110,7 +110,7 @@ wait_line() {
 # frozen (STOP) or killed (KILL) once traffic flows.
 cell() {
 	local tool=$1 verb=$2 mode=$3 victim=$4 fault=$5 port base t0 limit
-	local name args=() next=(-n 200) size=(-s 64)
+	local name args=() next=(-n 50) size=(-s 64)
 	# A plain WRITE's target polls memory, its only mode.
 	[ "$verb" = write ] && mode=mem
 	name="$tool-$verb-$mode-$victim-$fault"

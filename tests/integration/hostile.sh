@@ -10,7 +10,7 @@
 require_device
 prefer_sanitized
 
-TMO=5 # the servers' --timeout: how long a silent client may hold one
+TMO=3 # the servers' --timeout: how long a silent client may hold one
 
 # The attacks, from raw frames (hostile.py says how).
 PY=$(dirname "$0")/hostile.py
