@@ -35,37 +35,6 @@ step() { # step NAME COMMAND...: one counted check with its log
 	return 1
 }
 
-# bg_step NAME COMMAND...: a step in the background, for host-only work on
-# folders of its own; bg_done counts it as step does, once it ended.
-bg_step() {
-	local name=$1
-	shift
-	echo "== $name (in the background)"
-	(
-		start=$SECONDS
-		"$@" >"$log/$name.log" 2>&1
-		echo "$? $((SECONDS - start))" >"$log/$name.rc"
-	) &
-}
-
-bg_done() { # bg_done NAME...: waits for the background steps, counts each
-	local name rc secs
-	wait
-	for name; do
-		read -r rc secs <"$log/$name.rc" || rc=x
-		times+="$name ${secs:-?}s (background); "
-		if [ "$rc" = 0 ]; then
-			echo "ok - $name"
-			passed=$((passed + 1))
-		else
-			echo "not ok - $name (exit $rc, log: $log/$name.log)"
-			tail -n 40 "$log/$name.log" | sed 's/^/# /'
-			failed=$((failed + 1))
-		fi
-	done
-	took "waiting for the background"
-}
-
 summary() {
 	echo "# times: ${times}all ${SECONDS}s"
 	echo "$passed passed, $failed failed, $skipped skipped"
@@ -102,12 +71,8 @@ took check
 step distcheck make -C build -j"$(nproc)" distcheck
 # The packages, from the tarball distcheck made (scripts/test-packages.sh).
 tarball=$(find build -maxdepth 1 -name 'cqperf-*.tar.gz' | head -n 1)
-# The packages build (mostly one core each: configure, lintian,
-# rpmbuild) while the sanitizer build and the fuzz smoke run: all of it
-# host-only, before any guest boots, each in folders of its own
-# (build/pkg/KIND, build-asan, a temporary one); 261 s one after another.
-bg_step package-deb scripts/test-packages.sh deb "$tarball"
-bg_step package-rpm scripts/test-packages.sh rpm "$tarball"
+step package-deb scripts/test-packages.sh deb "$tarball"
+step package-rpm scripts/test-packages.sh rpm "$tarball"
 step asan-build sh -c 'mkdir -p build-asan && cd build-asan &&
 	../configure --enable-werror --enable-sanitizers && make -j'"$(nproc)"
 
@@ -137,7 +102,6 @@ add_suite() {
 fz_log=$log/fuzz.log
 "$top/tests/fuzz/smoke.sh" "$top/build-fuzz" 2>&1 | tee "$fz_log"
 add_suite fuzz "$fz_log" "${PIPESTATUS[0]}"
-bg_done package-deb package-rpm
 
 # Integration on soft-RoCE: its checks are counted individually.
 it_log=$log/integration.log
