@@ -63,7 +63,7 @@ static void phase(void)
 	cqp_verb_prep(CQP_VERB_WRITE, &tx, 64, CQP_IMM_MEASURE, false, &wr,
 		      sge);
 	LAND();
-	cqp_verb_measure(&tx);
+	cqp_verb_measure(&tx, true);
 	for (int k = 0; k < 1000; k++) {
 		cqp_verb_prep(CQP_VERB_WRITE, &tx, 64,
 			      k == 999 ? CQP_IMM_END : 0, false, &wr, sge);
@@ -84,7 +84,7 @@ static void phase(void)
 	CHECK(cqp_verb_tail_at(64) % 8 == 0 && cqp_verb_tail_at(8) == 0);
 	/* The next step: warm-up tails again, no phase; a target that
 	 * starts from nothing takes them. */
-	cqp_verb_unmeasure(&tx);
+	cqp_verb_measure(&tx, false);
 	memset(peer, 0, sizeof(peer));
 	rx.seen = 0;
 	cqp_verb_prep(CQP_VERB_WRITE, &tx, 64, 0, false, &wr, sge);

@@ -139,12 +139,8 @@ static void write_phase(struct sender *s, bool measured)
 
 	if (!tx->vq || tx->verb != CQP_VERB_WRITE)
 		return;
-	for (unsigned i = 0; i < tx->nqp; i++) {
-		if (measured)
-			cqp_verb_measure(&tx->vq[i]);
-		else
-			cqp_verb_unmeasure(&tx->vq[i]);
-	}
+	for (unsigned i = 0; i < tx->nqp; i++)
+		cqp_verb_measure(&tx->vq[i], measured);
 }
 
 /* Some QP has sends not yet acked. */

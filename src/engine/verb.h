@@ -106,19 +106,14 @@ void cqp_verb_prep(uint32_t verb, struct cqp_verb_qp *q, uint32_t size,
 		   uint32_t imm, bool inl, struct ibv_send_wr *wr,
 		   struct ibv_sge *sge);
 
-/* WRITE, the requester: a bandwidth step's measured phase begins with
- * the next WRITE, numbered 1, and every tail from it on to the step's
- * end carries CQP_TAIL_PHASE. */
-static inline void cqp_verb_measure(struct cqp_verb_qp *q)
+/* WRITE, the requester: a bandwidth step's measured phase begins (on)
+ * with the next WRITE, numbered 1, and every tail from it on carries
+ * CQP_TAIL_PHASE until it ends with the step (off). */
+static inline void cqp_verb_measure(struct cqp_verb_qp *q, bool on)
 {
-	q->seq = 0;
-	q->measuring = true;
-}
-
-/* ... and ends with the step. */
-static inline void cqp_verb_unmeasure(struct cqp_verb_qp *q)
-{
-	q->measuring = false;
+	if (on)
+		q->seq = 0;
+	q->measuring = on;
 }
 
 /* Where a WRITE of `size` bytes leaves its tail: the last 8 bytes, on an
