@@ -25,11 +25,23 @@ static struct step {
 	enum ibv_wc_status status;
 } script[MAX_STEPS];
 static unsigned nsteps, at, calls;
+/* test_wakeup_wall_clock: polls find nothing until an event is taken,
+ * then, this many us later, a receive. */
+static unsigned events_taken, recv_after_event_us;
 
 static int fake_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc)
 {
 	(void)cq;
 	calls++;
+	if (recv_after_event_us) {
+		if (!events_taken)
+			return 0;
+		usleep(recv_after_event_us);
+		recv_after_event_us = 0;
+		wc[0] = (struct ibv_wc){.status = IBV_WC_SUCCESS,
+					.opcode = IBV_WC_RECV};
+		return 1;
+	}
 	if (at == nsteps)
 		return 0;
 	const struct step *s = &script[at++];
@@ -190,6 +202,7 @@ int __wrap_ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
 {
 	if (read(ch->fd, cq, sizeof(*cq)) != (ssize_t)sizeof(*cq))
 		return -1;
+	events_taken++;
 	*cq_context = (*cq)->cq_context;
 	return 0;
 }
@@ -259,8 +272,51 @@ static void test_queued_events_one_wakeup(void)
 	close(fds[1]);
 }
 
+/* ski times each wakeup on the wall clock beside its CPU: arm to event,
+ * and event to the completion reaped (here 2 ms of it, the poll's). */
+static void test_wakeup_wall_clock(void)
+{
+	struct rig r;
+	struct ibv_comp_channel ch = {0}, *chans[1] = {&ch};
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct ibv_cq *p = NULL;
+	struct ibv_wc wc[16];
+	int fds[2];
+
+	rig_init(&r, CQP_CQ_SKI);
+	r.ctx.ops.req_notify_cq = fake_arm;
+	CHECK(pipe(fds) == 0);
+	ch.fd = fds[0];
+	r.cq.cq_context = &r.q;
+	r.q.ch = &ch;
+	r.c.chans = chans;
+	r.c.nch = 1;
+	r.c.cfg.ack_batch = 100;
+	cqp_policy_init(&r.c.pol, CQP_CQ_SKI, 0, 0, 0);
+	r.c.epfd = epoll_create1(0);
+	CHECK(r.c.epfd >= 0 &&
+	      epoll_ctl(r.c.epfd, EPOLL_CTL_ADD, ch.fd, &ev) == 0);
+	p = &r.cq;
+	CHECK(write(fds[1], &p, sizeof(p)) == (ssize_t)sizeof(p));
+	events_taken = 0;
+	recv_after_event_us = 2000;
+	CHECK(cqp_comp_reap(&r.c, wc, 16) == 1);
+	CHECK(r.c.cnt.wakeups == 1);
+	CHECK(r.c.cnt.wake_wait.n == 1 && r.c.cnt.wake_reap.n == 1);
+	CHECK(cqp_median_ring_get(&r.c.cnt.wake_reap) >= 2000000u);
+	CHECK(cqp_median_ring_get(&r.c.cnt.wake_wait) > 0);
+	/* Reaped again without a wakeup: nothing more is timed. */
+	play((struct step){1, {IBV_WC_RECV}, IBV_WC_SUCCESS});
+	CHECK(cqp_comp_reap(&r.c, wc, 16) == 1);
+	CHECK(r.c.cnt.wake_reap.n == 1);
+	close(r.c.epfd);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 int main(void)
 {
+	test_wakeup_wall_clock();
 	test_queued_events_one_wakeup();
 	test_sends_do_not_end_the_wait();
 	test_full_array_returns();

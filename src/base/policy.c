@@ -80,12 +80,11 @@ void cqp_policy_init(struct cqp_policy *p, uint32_t mode, uint32_t empty_n,
 {
 	double wake = p->wakes_measured ? p->wake_ns : CQP_POLICY_WAKE_GUESS_NS;
 	uint64_t measured = p->wakes_measured;
-	uint32_t ring[CQP_POLICY_WAKES];
+	struct cqp_median_ring ring = p->wake_cpu;
 
 	/* A wakeup's cost is the machine's: it outlives a mode switch. */
-	memcpy(ring, p->wake_ring, sizeof(ring));
 	memset(p, 0, sizeof(*p));
-	memcpy(p->wake_ring, ring, sizeof(ring));
+	p->wake_cpu = ring;
 	p->mode = mode;
 	p->empty_n = empty_n ? empty_n : 1;
 	p->spin_ns = (uint64_t)spin_us * 1000u;
@@ -141,16 +140,21 @@ void cqp_policy_gap(struct cqp_policy *p, uint64_t gap_ns, uint32_t n)
 	}
 }
 
-void cqp_policy_wake_cost(struct cqp_policy *p, uint64_t cpu_ns)
+void cqp_median_ring_add(struct cqp_median_ring *r, uint64_t ns)
+{
+	r->v[r->n++ % CQP_POLICY_WAKES] =
+	    ns < UINT32_MAX ? (uint32_t)ns : UINT32_MAX;
+}
+
+uint32_t cqp_median_ring_get(const struct cqp_median_ring *r)
 {
 	uint32_t v[CQP_POLICY_WAKES];
 	unsigned n;
 
-	p->wake_ring[p->wakes_measured++ % CQP_POLICY_WAKES] =
-	    cpu_ns < UINT32_MAX ? (uint32_t)cpu_ns : UINT32_MAX;
-	n = p->wakes_measured < CQP_POLICY_WAKES ? (unsigned)p->wakes_measured
-						 : CQP_POLICY_WAKES;
-	memcpy(v, p->wake_ring, n * sizeof(v[0]));
+	if (!r->n)
+		return 0;
+	n = r->n < CQP_POLICY_WAKES ? (unsigned)r->n : CQP_POLICY_WAKES;
+	memcpy(v, r->v, n * sizeof(v[0]));
 	/* Insertion sort: at most 15, once a wakeup. */
 	for (unsigned i = 1; i < n; i++)
 		for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
@@ -159,7 +163,23 @@ void cqp_policy_wake_cost(struct cqp_policy *p, uint64_t cpu_ns)
 			v[j] = v[j - 1];
 			v[j - 1] = t;
 		}
-	p->wake_ns = v[(n - 1) / 2];
+	return v[(n - 1) / 2];
+}
+
+void cqp_policy_wake_cost(struct cqp_policy *p, uint64_t cpu_ns)
+{
+	struct cqp_median_ring r;
+
+	cqp_median_ring_add(&p->wake_cpu, cpu_ns);
+	p->wakes_measured++;
+	/* Below CQP_POLICY_WAKES_MIN samples the guess fills in: a first
+	 * wakeup runs cold code (under TCG, code translated the first time)
+	 * and once read milliseconds, which alone made ski spin that long
+	 * and never sleep again to learn better. */
+	r = p->wake_cpu;
+	while (r.n < CQP_POLICY_WAKES_MIN)
+		cqp_median_ring_add(&r, CQP_POLICY_WAKE_GUESS_NS);
+	p->wake_ns = cqp_median_ring_get(&r);
 }
 
 uint64_t cqp_policy_ski_rand(double wake_ns, double u)

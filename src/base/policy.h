@@ -60,6 +60,9 @@ double cqp_gaps_mean(const struct cqp_gaps *g);
  * wakeup now and then reads milliseconds (the guest's clock jumps), which
  * would drag a mean. */
 #define CQP_POLICY_WAKES 15
+/* ...once there are this many: until then the guess stands in for the
+ * missing ones, so that one cold wakeup cannot set it. */
+#define CQP_POLICY_WAKES_MIN 3
 /* A wakeup's cost before the first is measured. */
 #define CQP_POLICY_WAKE_GUESS_NS 20000u
 /* timer: the longest nap (a rate that stops must not stall a wait). */
@@ -74,6 +77,17 @@ enum cqp_policy_act {
 	CQP_POLICY_ARM,	 /* arm the CQs and sleep until an event */
 };
 
+/* The median of the last CQP_POLICY_WAKES samples (ns). */
+struct cqp_median_ring {
+	uint32_t v[CQP_POLICY_WAKES];
+	uint64_t n; /* samples taken */
+};
+
+/* Adds one sample (ns, saturating at 2^32 - 1). */
+void cqp_median_ring_add(struct cqp_median_ring *r, uint64_t ns);
+/* The median of the last samples; 0 before the first. */
+uint32_t cqp_median_ring_get(const struct cqp_median_ring *r);
+
 struct cqp_policy {
 	uint32_t mode; /* enum cqp_cq_mode */
 	uint32_t empty_n;
@@ -81,7 +95,7 @@ struct cqp_policy {
 	uint64_t target_ns; /* adaptive: --p99-target; 0 none */
 	double wake_ns;	    /* CPU per wakeup: the median of the last ones */
 	uint64_t wakes_measured;
-	uint32_t wake_ring[CQP_POLICY_WAKES]; /* ns, the last ones */
+	struct cqp_median_ring wake_cpu;
 	double mean_gap_ns;		      /* timer: a running mean */
 	struct cqp_gaps gaps;	 /* a weight a gap, 0 for a batch's rest */
 	struct cqp_gaps delayed; /* each gap weighed by the batch after it */

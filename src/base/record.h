@@ -60,12 +60,13 @@ struct cqp_cost {
 	 * timer (timer), the budget each idle spell drew in us (mean, p50,
 	 * p99: hybrid's spin, timer's nap, ski's, ski:rand's, adaptive's),
 	 * and the measured CPU of a wakeup (ski, ski:rand, adaptive; 0
-	 * before one is measured). */
+	 * before one is measured) with its wall-clock time, arm to event
+	 * and event to the completion reaped (medians of the last 15). */
 	bool has_policy;
 	double spin_us;
 	uint64_t naps;
 	double budget_mean_us, budget_p50_us, budget_p99_us;
-	double wake_cpu_us;
+	double wake_cpu_us, wake_wait_us, wake_reap_us;
 	/* --poll-batch auto (has_batch): the batch asked of each poll that
 	 * found work, mean and largest. */
 	bool has_batch;

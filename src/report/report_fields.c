@@ -52,6 +52,8 @@ const struct cost_field cqp_cost_fields[] = {
     OPT("budget_p50_us", FIELD_DOUBLE, budget_p50_us, has_policy),
     OPT("budget_p99_us", FIELD_DOUBLE, budget_p99_us, has_policy),
     OPT("wake_cpu_us", FIELD_DOUBLE, wake_cpu_us, has_policy),
+    OPT("wake_wait_us", FIELD_DOUBLE, wake_wait_us, has_policy),
+    OPT("wake_reap_us", FIELD_DOUBLE, wake_reap_us, has_policy),
     OPT("batch_mean", FIELD_DOUBLE, batch_mean, has_batch),
     OPT("batch_max", FIELD_U64, batch_max, has_batch),
 #undef REQ

@@ -731,6 +731,11 @@ static inline int found(struct cqp_comp *c, int n)
 			c->cnt.spin_ns += c->spell_last_ns - c->spell_ns;
 		c->in_spell = false;
 	}
+	if (c->wake_ev_ns) {
+		cqp_median_ring_add(&c->cnt.wake_reap,
+				    cqp_now_ns() - c->wake_ev_ns);
+		c->wake_ev_ns = 0;
+	}
 	if (c->gaps) {
 		uint64_t now = cqp_now_ns();
 
@@ -759,20 +764,28 @@ static int spinning_idle(struct cqp_comp *c)
 }
 
 /* Before arming: this thread's CPU clock when the policy learns what a
- * wakeup costs. */
-static uint64_t wake_begin(const struct cqp_comp *c)
+ * wakeup costs; the wall clock too, for the wakeup's latency. */
+static uint64_t wake_begin(struct cqp_comp *c)
 {
-	return cqp_policy_wants_wake_cost(&c->pol)
-		   ? cqp_clock_ns(CLOCK_THREAD_CPUTIME_ID)
-		   : 0;
+	c->wake_ev_ns = 0;
+	if (!cqp_policy_wants_wake_cost(&c->pol))
+		return 0;
+	c->wake_arm_ns = cqp_now_ns();
+	return cqp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
+/* The event came: its CPU, its wait from the arm; found() times the
+ * rest, to the completion reaped. */
 static void wake_end(struct cqp_comp *c, uint64_t cpu0)
 {
 	uint64_t cpu1;
 
-	if (cpu0 && (cpu1 = cqp_clock_ns(CLOCK_THREAD_CPUTIME_ID)) > cpu0)
+	if (!cpu0)
+		return;
+	if ((cpu1 = cqp_clock_ns(CLOCK_THREAD_CPUTIME_ID)) > cpu0)
 		cqp_policy_wake_cost(&c->pol, cpu1 - cpu0);
+	c->wake_ev_ns = cqp_now_ns();
+	cqp_median_ring_add(&c->cnt.wake_wait, c->wake_ev_ns - c->wake_arm_ns);
 }
 
 /* A timer nap (timer), not armed: ends early on a signal. */
@@ -1188,6 +1201,8 @@ static void policy_cost(const struct cqp_comp *c, struct cqp_cost *out)
 	    cqp_policy_wants_wake_cost(&c->pol) && c->pol.wakes_measured
 		? c->pol.wake_ns / 1e3
 		: 0;
+	out->wake_wait_us = cqp_median_ring_get(&c->cnt.wake_wait) / 1e3;
+	out->wake_reap_us = cqp_median_ring_get(&c->cnt.wake_reap) / 1e3;
 }
 
 void cqp_comp_cost(struct cqp_comp *c, struct cqp_cost *out)

@@ -75,6 +75,10 @@ struct cqp_comp_counters {
 	struct cqp_gaps budgets; /* each spell's, unweighted */
 	/* --poll-batch auto: polls that found work, and their batches. */
 	uint64_t batch_polls, batch_sum, batch_max;
+	/* A wakeup's wall-clock time when the policy times its CPU: from
+	 * arming to the event, and from the event to the completion it
+	 * woke for reaped (the medians of the last ones). */
+	struct cqp_median_ring wake_wait, wake_reap;
 };
 
 struct cqp_comp;
@@ -128,6 +132,9 @@ struct cqp_comp {
 	bool in_spell;
 	uint64_t spell_ns, spell_last_ns, empty_run;
 	uint64_t last_comp_ns; /* gaps: the last completion's time */
+	/* The wakeup being timed (see wake_wait): its arm and its event,
+	 * 0 when none. */
+	uint64_t wake_arm_ns, wake_ev_ns;
 	bool gaps;	/* the policy learns from gaps (asked per find) */
 	uint32_t batch; /* the poll batch (auto: its current size) */
 };

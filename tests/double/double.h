@@ -42,6 +42,9 @@ struct dbl_personality {
 	const char *name;
 	bool moderation;	/* ibv_modify_cq with mlx5's semantics */
 	bool own_channels;	/* events through channels the double owns */
+	/* An arm finding CQEs not yet polled raises the event at once
+	 * (mlx5, see double_cq.c); rxe waits for the next completion. */
+	bool arm_sees_unpolled;
 	uint8_t ports;		/* port 2.. are down */
 	bool infiniband;	/* link layer IB, LIDs, no GRH needed */
 	bool iwarp;		/* transport iWARP */

@@ -2,7 +2,8 @@
 /* Proof that the device double behaves as it claims, on rxe, run under
  * LD_PRELOAD with CQPERF_TEST_DEVICE set (tests/integration/double.sh):
  *   test_double DEVICE GID_INDEX CHECK
- * CHECK: mlx5-ports, mlx5-count, mlx5-period, mlx5-plain, port-err,
+ * CHECK: mlx5-ports, mlx5-count, mlx5-period, mlx5-plain,
+ * mlx5-arm-unpolled, port-err,
  * bnxt-inline, irdma-transport, mlx5-ib-lid.  Prints "ok"/"not ok" lines; exits
  * 0 when every one passed.  Traffic: UD sends to the QP itself, so each
  * signaled send is one completion on the CQ under test. */
@@ -215,6 +216,36 @@ static void mlx5_plain(struct rig *r)
 	check(take_event(r) == 0 && reap(r, 1) == 0, "event taken, polled");
 }
 
+/* mlx5 reports the CQE index the arm names (the consumer index): one
+ * already there raises the event at once; rxe would wait for the next. */
+static void mlx5_arm_unpolled(struct rig *r)
+{
+	check(send_n(r, 1) == 0, "a completion, not polled");
+	/* rxe's completer runs apart: give it time to post the CQE. */
+	poll(NULL, 0, 500);
+	check(ibv_req_notify_cq(r->cq, 0) == 0, "armed with it unpolled");
+	if (!event_within(r, 2000)) {
+		/* ibv_get_cq_event would block for ever. */
+		check(0, "the event at once, for the CQE there");
+		return;
+	}
+	check(take_event(r) == 0 && reap(r, 1) == 0,
+	      "the event at once, for the CQE there; taken, polled");
+	check(moderate(r, 4, 0) == 0 && send_n(r, 3) == 0,
+	      "moderated 4,0; three completions before the arm, not polled");
+	poll(NULL, 0, 500);
+	check(ibv_req_notify_cq(r->cq, 0) == 0 && !event_within(r, 300),
+	      "armed: 3 of COUNT 4, no event");
+	if (send_n(r, 1) || !event_within(r, 10000)) {
+		check(0, "the 4th past the consumer index raises it");
+		return;
+	}
+	check(take_event(r) == 0 && reap(r, 4) == 0,
+	      "the 4th past the consumer index raises it; taken, polled");
+	check(ibv_req_notify_cq(r->cq, 0) == 0 && !event_within(r, 300),
+	      "armed on an empty CQ: no event");
+}
+
 static void port_err(struct rig *r)
 {
 	struct ibv_async_event ev;
@@ -310,6 +341,7 @@ int main(int argc, char **argv)
 		      {"mlx5-count", mlx5_count},
 		      {"mlx5-period", mlx5_period},
 		      {"mlx5-plain", mlx5_plain},
+		      {"mlx5-arm-unpolled", mlx5_arm_unpolled},
 		      {"port-err", port_err},
 		      {"bnxt-inline", bnxt_inline},
 		      {"irdma-transport", irdma_transport},

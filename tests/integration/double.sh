@@ -34,6 +34,7 @@ selftest mlx5-roce mlx5-ports
 selftest mlx5-roce mlx5-count
 selftest mlx5-roce mlx5-period
 selftest mlx5-roce mlx5-plain
+selftest mlx5-roce mlx5-arm-unpolled
 FAULT=port_err:2@0 selftest mlx5-roce port-err
 selftest bnxt_re bnxt-inline
 selftest irdma irdma-transport

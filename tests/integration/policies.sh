@@ -63,6 +63,14 @@ check "the map: a row per policy and rate, a choice at each rate" json_check \
 	 len(d["strategy"]) == 2 and all(s["choice"] in
 	 ("poll", "event", "empty:16", "timer", "adaptive")
 	 for s in d["strategy"])' || show "$WORK/map.err"
+# 5 ms between messages, far above a wakeup's cost: ski sleeps through
+# most gaps.  A first, cold wakeup once set its estimate alone (9.6 ms),
+# and ski then spun through every gap and never slept to learn better.
+lat ski-open --cq-mode ski --rate 200 -n 100 --warmup 10
+check "ski at 200/s: the server sleeps, timing each wakeup on the wall clock" \
+	json_check "$WORK/ski-open.json" 'r["server"]["wakeups"] >= 50 and
+	 r["server"]["wake_wait_us"] > 0 and r["server"]["wake_reap_us"] > 0' ||
+	show "$WORK/ski-open.json" "$WORK/ski-open.err"
 stop_server
 
 # cq_poll_bw: each policy moves every message; its counters add up.
