@@ -390,9 +390,15 @@ static void print_settings(const struct cqp_report *r, const struct shape *s,
 			r->title ? r->title : "cqperf", cqp_tool_name(r->tool),
 			CQP_VERSION);
 	if (r->tool == CQP_TOOL_CM_EVENT_STRESS) {
-		cqp_text_printf(
-		    out, "%s",
-		    " Device: RDMA CM's choice for each connection\n");
+		if (p && p->ib_dev[0])
+			cqp_text_printf(out,
+					" Device: %s (-d), checked against "
+					"RDMA CM's choice on each connection\n",
+					p->ib_dev);
+		else
+			cqp_text_printf(
+			    out, "%s",
+			    " Device: RDMA CM's choice for each connection\n");
 		return;
 	}
 	cqp_text_printf(

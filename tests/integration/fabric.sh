@@ -83,7 +83,9 @@ check "--gid-index: the inline size the QP got is reported" \
 # before any QP, with the entries that would work (it used to fail at
 # the QP's move to RTR with "No data available").
 ngids=$(find /sys/class/infiniband/"$DEV"/ports/1/gids -mindepth 1 | wc -l)
-run cq_poll_bw badgid "$ADDR" -n 50 --gid-index 77
+# A client checks its device before it connects: no server needed.
+"$CQPERF_BIN/cq_poll_bw" -d "$DEV" -p "$(next_port)" --timeout 20 -n 50 \
+	--gid-index 77 "$ADDR" >"$WORK/badgid.json" 2>"$WORK/badgid.err"
 check "--gid-index 77 (an empty entry): exit 2" test $? -eq 2
 check "... the message names the option, the port's range and the usable GIDs" \
 	grep -qF -- "--gid-index 77: the entry is empty; $DEV port 1 has GIDs 0..$((ngids - 1)); usable: 0 (fe80::" \
@@ -182,6 +184,36 @@ if [ -n "$peer" ] && ip addr add "$cm_ip/24" dev "$peer" &&
 		json_check "$WORK/cmaddr.json" \
 		"$crc == 0 and d['device']['name'] == '$cm_dev' and r['received'] > 0" ||
 		show "$WORK/cmaddr.err"
+	# cm_event_stress takes -d as a check of RDMA CM's choice, on each
+	# side, never as a word it ignores.  cm_stress NAME SERVER_DEV
+	# CLIENT_DEV: exits in $crc and $src.
+	cm_stress() {
+		local name=$1 sdev=$2 cdev=$3 port
+		port=$(next_port)
+		"$CQPERF_BIN/cm_event_stress" -d "$sdev" -p "$port" --timeout 10 \
+			>/dev/null 2>"$WORK/$name.server.err" &
+		SERVER_PID=$!
+		wait_listen "$port" || not_ok "$name: server listens"
+		"$CQPERF_BIN/cm_event_stress" -d "$cdev" -p "$port" --timeout 10 \
+			-c 4 "$ADDR" >"$WORK/$name.out" 2>"$WORK/$name.err"
+		crc=$?
+		wait "$SERVER_PID"
+		src=$?
+		SERVER_PID=
+	}
+	cm_stress cmstress "$DEV" "$cm_dev"
+	check "cm_event_stress -d $cm_dev towards $ADDR: exit 2 (got $crc), naming both" \
+		eval 'test $crc -eq 2 && grep -q -- "-d $cm_dev: RDMA CM reaches $ADDR through $DEV" \
+		"$WORK/cmstress.err"' || show "$WORK/cmstress.err"
+	cm_stress cmstress-srv "$cm_dev" "$DEV"
+	check "a cm_event_stress server on -d $cm_dev refuses a request on $DEV (exit $src)" \
+		eval 'test $src -eq 2 && grep -q -- "-d $cm_dev: a request from $ADDR:[0-9]* came in on $DEV" \
+		"$WORK/cmstress-srv.server.err"' ||
+		show "$WORK/cmstress-srv.server.err" "$WORK/cmstress-srv.err"
+	cm_stress cmstress-ok "$DEV" "$DEV"
+	check "cm_event_stress -d $DEV on both sides: runs, the header names it (exit $crc)" \
+		eval 'test $crc -eq 0 && grep -q "Device: $DEV (-d), checked against RDMA CM" \
+		"$WORK/cmstress-ok.out"' || show "$WORK/cmstress-ok.out" "$WORK/cmstress-ok.err"
 else
 	not_ok "a second rxe device on $netdev's peer"
 fi

@@ -165,11 +165,14 @@ int cm_client_event(void *arg, const struct cqp_cm_ev *ev)
 {
 	struct ctx *c = arg;
 	struct conn *k = ev->ctx;
+	int rc;
 
 	cm_count(c, ev,
 		 ev->type == RDMA_CM_EVENT_TIMEWAIT_EXIT ? 0 : k->t_call);
 	switch (ev->type) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if ((rc = cm_device_check(c, k->id)) < 0)
+			return rc;
 		k->t_call = cqp_now_ns();
 		if (rdma_resolve_route(k->id, (int)c->p->cm_timeout_ms))
 			return cqp_fail(CQP_E_NET, "rdma_resolve_route: %s",

@@ -72,6 +72,10 @@ struct ctx {
 void cm_count(struct ctx *c, const struct cqp_cm_ev *ev, uint64_t t_call);
 void cm_count_lat(struct ctx *c, enum rdma_cm_event_type t, uint64_t lat_ns);
 void cm_bump(struct ctx *c, uint64_t *counter);
+/* -d: the device RDMA CM bound id to (it picks it from the address) must
+ * be the one named; CQP_E_USAGE saying so, and naming the peer, when it
+ * is not. */
+int cm_device_check(const struct ctx *c, struct rdma_cm_id *id);
 /* Destroys the connection's QP and CQ, lets its id go (the loop destroys
  * it once no event of it waits), and counts the id. */
 void cm_destroy_conn(struct ctx *c, struct conn *k);

@@ -64,6 +64,11 @@ static int on_request(struct ctx *c, const struct cqp_cm_ev *ev)
 	pthread_mutex_unlock(&c->mu);
 	if (rc < 0)
 		return refuse(c, ev);
+	if ((rc = cm_device_check(c, ev->id)) < 0) {
+		rdma_reject(ev->id, NULL, 0);
+		cqp_cm_loop_destroy_id(&c->loop, ev->id);
+		return rc;
+	}
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = pd;
 	cp.responder_resources = cp.initiator_depth = 1;
