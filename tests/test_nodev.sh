@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# A server on a machine with no RDMA device at all (this suite's host,
-# before any guest boots) exits at once, with the "no RDMA device" status
+# A server or a client on a machine with no RDMA device at all (this
+# suite's host, before any guest boots) exits at once, with the "no RDMA device" status
 # (77) and the hint that fits, instead of listening for a client that
 # could not be served (issue 32).  Skips (77) where a device exists.
 #
@@ -36,6 +36,17 @@ for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat cm_event_stress; do
 		grep -q "no RDMA device found: .*modprobe rdma_rxe.*quick start" \
 		"$tmp/err" || show "$tmp/err"
 	check "$tool server, no device: nothing on stdout" test ! -s "$tmp/out"
+	# A client too, before it connects (nothing listens on the port).
+	t0=$(date +%s%N)
+	timeout 20 "$bindir/$tool" -p "$port" --timeout 10 127.0.0.1 \
+		>"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	check "$tool client, no device: exit 77 before it connects (got $rc after $ms ms)" \
+		test "$rc" -eq 77 -a "$ms" -lt 5000 || show "$tmp/err"
+	check "$tool client, no device: the hint" \
+		grep -q "no RDMA device found: .*quick start" "$tmp/err" ||
+		show "$tmp/err"
 done
 echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed, 0 skipped"
 [ "$CHECKS_FAILED" -eq 0 ]

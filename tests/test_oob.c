@@ -1078,7 +1078,7 @@ static void test_tcp(void)
 {
 	struct server s = {.lfd = -1};
 	struct cqp_oob c;
-	char buf[64], want[64];
+	char buf[64], want[256];
 	uint16_t port = 0;
 	int64_t t0, el;
 	pthread_t th;
@@ -1125,9 +1125,14 @@ static void test_tcp(void)
 	 * first refusal. */
 	t0 = mono_ms();
 	snprintf(want, sizeof(want),
-		 "could not connect to 127.0.0.1:%u within 500 ms", port);
-	CHECK_ERR(cqp_oob_connect("127.0.0.1", port, 500, NULL, &c), CQP_E_NET,
-		  want);
+		 "could not connect to 127.0.0.1:%u within 500 ms: connection "
+		 "refused, no cq_poll_bw server listens there; start one on "
+		 "that host with `cq_poll_bw -d DEV`",
+		 port);
+	CHECK_ERR(cqp_oob_connect("127.0.0.1", port, 500,
+				  &(struct cqp_oob_wait){.tool = "cq_poll_bw"},
+				  &c),
+		  CQP_E_NET, want);
 	el = mono_ms() - t0;
 	CHECK(el >= 480 && el < 3000);
 	if (!(el >= 480 && el < 3000))
@@ -1140,7 +1145,7 @@ static void test_tcp(void)
 	 * deadline (issue 32: SIGTERM after 5 s said "within 30 s"). */
 	struct sigaction sa = {.sa_handler = on_alarm}, old;
 	pthread_t me = pthread_self(), killer;
-	struct cqp_oob_wait how = {NULL, &alarm_stop};
+	struct cqp_oob_wait how = {NULL, &alarm_stop, NULL};
 	/* A port of our own, bound and not listening: every attempt is
 	 * refused at once, and no other test can listen there meanwhile. */
 	struct sockaddr_in sin = {.sin_family = AF_INET,
@@ -1341,8 +1346,33 @@ static void test_session_step(void)
 	CHECK_OK(step_from(&p, "size=4\nmode=0\nspin_us=0\nverb=1\n"));
 }
 
+/* Each way a connect fails says what it means and what to do. */
+static void test_unreached(void)
+{
+	char m[512];
+
+	cqp_oob_unreached(m, sizeof(m), "ud_send_lat", "h:1", ETIMEDOUT, true,
+			  3000);
+	CHECK(strstr(m, "within 3 s: connection refused, no ud_send_lat "
+			"server") != NULL);
+	cqp_oob_unreached(m, sizeof(m), NULL, "h:1", ECONNREFUSED, false, 0);
+	CHECK(strstr(m, "h:1: connection refused, no server listens there; "
+			"start one on that host with `TOOL -d DEV`") != NULL);
+	cqp_oob_unreached(m, sizeof(m), "x", "h:1", EHOSTUNREACH, false, 2000);
+	CHECK(strstr(m, "within 2 s: No route to host (no route to it from "
+			"here: check the address") != NULL);
+	cqp_oob_unreached(m, sizeof(m), "x", "h:1", ETIMEDOUT, false, 30000);
+	CHECK(strstr(m,
+		     "within 30 s: no answer (Connection timed out: the "
+		     "host may be down, or a firewall drops that TCP port)") !=
+	      NULL);
+	cqp_oob_unreached(m, sizeof(m), "x", "h:1", EACCES, false, 0);
+	CHECK(strcmp(m, "could not connect to h:1: Permission denied") == 0);
+}
+
 int main(void)
 {
+	test_unreached();
 	test_fail_wrap();
 	test_error_save();
 	test_sanitize();

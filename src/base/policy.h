@@ -96,7 +96,7 @@ struct cqp_policy {
 	double wake_ns;	    /* CPU per wakeup: the median of the last ones */
 	uint64_t wakes_measured;
 	struct cqp_median_ring wake_cpu;
-	double mean_gap_ns;		      /* timer: a running mean */
+	double mean_gap_ns;	 /* timer: a running mean */
 	struct cqp_gaps gaps;	 /* a weight a gap, 0 for a batch's rest */
 	struct cqp_gaps delayed; /* each gap weighed by the batch after it */
 	uint64_t gaps_seen, since_choice;

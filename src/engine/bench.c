@@ -699,15 +699,39 @@ static int open_samples(const struct cqp_params *p, FILE **out)
 	return 0;
 }
 
+/* Before it listens or connects, each side opens what its run will use:
+ * a device that is not there, a port that is down or no RDMA device at
+ * all then fails at once, where it was typed, not after a connection or
+ * on the other node.  *dev: what it found, for say_serving. */
+static int device_check(const struct cqp_params *p, struct cqp_device_info *dev)
+{
+	struct cqp_dev d;
+	int rc = cqp_dev_open(&d, p->ib_dev, p->ib_port ? p->ib_port : 1,
+			      p->gid_index, NULL);
+
+	if (rc < 0)
+		return rc;
+	*dev = d.info;
+	cqp_dev_close(&d);
+	return 0;
+}
+
 static int client(const struct cqp_bench_ops *ops, struct cqp_params *p)
 {
 	struct cqp_session s;
 	struct cqp_run run = {
 	    .p = p, .s = &s, .is_client = true, .stop = &stop_flag};
+	struct cqp_device_info dev;
+	/* A bad --samples path is bad usage, whatever the device. */
 	int rc = open_samples(p, &run.samples);
 
-	if (rc < 0)
+	if (rc == 0)
+		rc = device_check(p, &dev);
+	if (rc < 0) {
+		if (run.samples)
+			fclose(run.samples);
 		return rc;
+	}
 	rc = cqp_session_connect(&s, p, ops->tool, &stop_flag);
 
 	if (rc < 0) {
@@ -757,23 +781,6 @@ static void run_limit_end(timer_t *t, bool armed)
 		stop_flag = 0;
 }
 
-/* Before it listens, a server opens what a client will get: a device
- * that is not there, a port that is down or no RDMA device at all then
- * fails where it was typed, not on the client's node.  *dev: what it
- * found, for say_serving. */
-static int serve_check(const struct cqp_params *p, struct cqp_device_info *dev)
-{
-	struct cqp_dev d;
-	int rc = cqp_dev_open(&d, p->ib_dev, p->ib_port ? p->ib_port : 1,
-			      p->gid_index, NULL);
-
-	if (rc < 0)
-		return rc;
-	*dev = d.info;
-	cqp_dev_close(&d);
-	return 0;
-}
-
 /* Once listening: what it serves and where (stderr; not with --quiet). */
 static void say_serving(const struct cqp_bench_ops *ops,
 			const struct cqp_params *p,
@@ -811,7 +818,7 @@ static int server(const struct cqp_bench_ops *ops, struct cqp_params *p)
 {
 	struct cqp_session s;
 	struct cqp_device_info dev;
-	int rc = serve_check(p, &dev);
+	int rc = device_check(p, &dev);
 
 	if (rc < 0)
 		return rc;

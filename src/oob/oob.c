@@ -504,9 +504,9 @@ int cqp_oob_connect(const char *host, uint16_t port, int timeout_ms,
 	const char *note_as = how ? how->note_as : NULL;
 	int64_t deadline = deadline_after(timeout_ms);
 	struct addrinfo hints, *res = NULL;
-	char serv[8], where[300], d[32];
+	char serv[8], where[300], msg[512];
 	int rc, err = 0;
-	bool noted = false;
+	bool noted = false, refused = false;
 
 	format_host_port(where, sizeof(where), host, port);
 	snprintf(serv, sizeof(serv), "%u", port);
@@ -553,6 +553,7 @@ int cqp_oob_connect(const char *host, uint16_t port, int timeout_ms,
 				err = e;
 			if (e == EINTR)
 				return interrupted(res, where);
+			refused |= e == ECONNREFUSED;
 			if (connect_retryable(e))
 				retry = true;
 		}
@@ -568,12 +569,49 @@ int cqp_oob_connect(const char *host, uint16_t port, int timeout_ms,
 			return interrupted(res, where);
 	}
 	freeaddrinfo(res);
-	if (timeout_ms > 0)
-		return cqp_fail(
-		    CQP_E_NET, "could not connect to %s within %s: %s", where,
-		    fmt_duration(d, sizeof(d), timeout_ms), strerror(err));
-	return cqp_fail(CQP_E_NET, "could not connect to %s: %s", where,
-			strerror(err));
+	cqp_oob_unreached(msg, sizeof(msg), how ? how->tool : NULL, where, err,
+			  refused, timeout_ms > 0 ? timeout_ms : 0);
+	return cqp_fail(CQP_E_NET, "%s", msg);
+}
+
+void cqp_oob_unreached(char *buf, size_t cap, const char *tool,
+		       const char *where, int err, bool refused, int waited_ms)
+{
+	char d[32] = "", how_long[64] = "";
+
+	if (waited_ms > 0)
+		snprintf(how_long, sizeof(how_long), " within %s",
+			 fmt_duration(d, sizeof(d), waited_ms));
+	if (refused || err == ECONNREFUSED) {
+		snprintf(buf, cap,
+			 "could not connect to %s%s: connection refused, no "
+			 "%s%sserver listens there; start one on that host "
+			 "with `%s -d DEV`",
+			 where, how_long, tool ? tool : "", tool ? " " : "",
+			 tool ? tool : "TOOL");
+		return;
+	}
+	switch (err) {
+	case ENETUNREACH:
+	case EHOSTUNREACH:
+	case EHOSTDOWN:
+	case ENETDOWN:
+		snprintf(buf, cap,
+			 "could not connect to %s%s: %s (no route to it from "
+			 "here: check the address, or the link and route to "
+			 "it)",
+			 where, how_long, strerror(err));
+		return;
+	case ETIMEDOUT:
+		snprintf(buf, cap,
+			 "could not connect to %s%s: no answer (%s: the host "
+			 "may be down, or a firewall drops that TCP port)",
+			 where, how_long, strerror(err));
+		return;
+	default:
+		snprintf(buf, cap, "could not connect to %s%s: %s", where,
+			 how_long, strerror(err));
+	}
 }
 
 void cqp_oob_from_fd(struct cqp_oob *o, int fd, int timeout_ms,

@@ -55,8 +55,9 @@ int cqp_oob_accept(int lfd, int timeout_ms, struct cqp_oob *o);
  * signal handler sets (NULL: none), looked at between attempts, since a
  * signal that lands outside a blocking call interrupts nothing. */
 struct cqp_oob_wait {
-	const char *note_as;
+	const char *note_as; /* the retry note's tool name; NULL: no note */
 	const volatile sig_atomic_t *stop;
+	const char *tool; /* for the failure's hint; NULL: none */
 };
 /* Client side: resolve host, retry the connect until timeout_ms passes
  * (the server may still be starting), then fail naming host:port; a
@@ -64,6 +65,13 @@ struct cqp_oob_wait {
  * how may be NULL. */
 int cqp_oob_connect(const char *host, uint16_t port, int timeout_ms,
 		    const struct cqp_oob_wait *how, struct cqp_oob *o);
+/* Why a connect never succeeded, for a person (exposed for the tests):
+ * refused (nothing listens: start a server, named by tool when known),
+ * unreachable (the address or its route), or no answer, by the last
+ * errno; refused says so when any try was refused.  waited_ms 0: the
+ * first try failed and no retry was made. */
+void cqp_oob_unreached(char *buf, size_t cap, const char *tool,
+		       const char *where, int err, bool refused, int waited_ms);
 /* Wrap an already connected socket (tests use socketpair). */
 void cqp_oob_from_fd(struct cqp_oob *o, int fd, int timeout_ms,
 		     const char *peer);

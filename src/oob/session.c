@@ -141,7 +141,7 @@ int cqp_session_connect(struct cqp_session *s, struct cqp_params *p,
 	/* The note is for a person waiting at a terminal. */
 	struct cqp_oob_wait how = {
 	    !p->quiet && isatty(STDERR_FILENO) ? cqp_tool_name(tool) : NULL,
-	    stop};
+	    stop, cqp_tool_name(tool)};
 	struct cqp_kv_writer w;
 	char rec[4096];
 	uint32_t len;

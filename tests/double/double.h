@@ -40,8 +40,8 @@
 
 struct dbl_personality {
 	const char *name;
-	bool moderation;	/* ibv_modify_cq with mlx5's semantics */
-	bool own_channels;	/* events through channels the double owns */
+	bool moderation;   /* ibv_modify_cq with mlx5's semantics */
+	bool own_channels; /* events through channels the double owns */
 	/* An arm finding CQEs not yet polled raises the event at once
 	 * (mlx5, see double_cq.c); rxe waits for the next completion. */
 	bool arm_sees_unpolled;

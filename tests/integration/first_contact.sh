@@ -113,4 +113,10 @@ rc=$?
 check "an interrupted client exits 1 (got $rc) and says it was interrupted" \
 	eval 'test "$rc" -eq 1 && grep -q "interrupted while waiting for the server on $ADDR:$port" "$WORK/int.err" && ! grep -q "within" "$WORK/int.err"' ||
 	show "$WORK/int.err"
+
+# The client's side of first contact, which needs a device since a client
+# opens its own before it connects (the unit suite skips it on a host
+# without one): its waits, the refusal's words, a wrong -d.
+bash "$(dirname "$0")/../test_client_wait.sh" "$CQPERF_BIN" |
+	grep -v '^[0-9]* passed, ' | sed 's/^\(\(not \)\?ok - \)/\1client: /'
 finish
