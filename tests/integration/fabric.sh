@@ -148,25 +148,31 @@ if [ -n "$peer" ] && ip addr add "$cm_ip/24" dev "$peer" &&
 		ibv_devinfo -d "$cm_dev" 2>/dev/null | grep -q PORT_ACTIVE && break
 		sleep 0.1
 	done
-	# cm_pair NAME SERVER_DEV CLIENT_DEV CLIENT_ARGS...: UD over RDMA
-	# CM with the server's QPs on SERVER_DEV, the client's on CLIENT_DEV
-	# (TCP channel over $ADDR); exits in $crc and $src, output in
-	# $WORK/NAME.json, NAME.err, NAME.server.err.
-	cm_pair() {
-		local name=$1 sdev=$2 cdev=$3 port
-		shift 3
+	# pair_on TOOL NAME SERVER_DEV CLIENT_DEV CLIENT_ARGS...: a server
+	# of TOOL on SERVER_DEV, a client on CLIENT_DEV (TCP channel over
+	# $ADDR); exits in $crc and $src, output in $WORK/NAME.out, NAME.err,
+	# NAME.server.err.
+	pair_on() {
+		local tool=$1 name=$2 sdev=$3 cdev=$4 port
+		shift 4
 		port=$(next_port)
-		"$CQPERF_BIN/ud_send_bw" -d "$sdev" -p "$port" --timeout 10 \
+		"$CQPERF_BIN/$tool" -d "$sdev" -p "$port" --timeout 10 \
 			>/dev/null 2>"$WORK/$name.server.err" &
 		SERVER_PID=$!
 		wait_listen "$port" || not_ok "$name: server listens"
-		"$CQPERF_BIN/ud_send_bw" -d "$cdev" -p "$port" --timeout 10 \
-			--rdma-cm -n 50 --output json "$@" "$ADDR" \
-			>"$WORK/$name.json" 2>"$WORK/$name.err"
+		"$CQPERF_BIN/$tool" -d "$cdev" -p "$port" --timeout 10 "$@" \
+			"$ADDR" >"$WORK/$name.out" 2>"$WORK/$name.err"
 		crc=$?
 		wait "$SERVER_PID"
 		src=$?
 		SERVER_PID=
+	}
+	# cm_pair NAME SERVER_DEV CLIENT_DEV CLIENT_ARGS...: UD over RDMA CM,
+	# its JSON in $WORK/NAME.json.
+	cm_pair() {
+		pair_on ud_send_bw "$1" "$2" "$3" --rdma-cm -n 50 --output json \
+			"${@:4}"
+		mv "$WORK/$1.out" "$WORK/$1.json"
 	}
 	# Both sides' QPs on rxe1, but RDMA CM resolves $ADDR, rxe0's.
 	cm_pair cmdev "$cm_dev" "$cm_dev"
@@ -185,22 +191,8 @@ if [ -n "$peer" ] && ip addr add "$cm_ip/24" dev "$peer" &&
 		"$crc == 0 and d['device']['name'] == '$cm_dev' and r['received'] > 0" ||
 		show "$WORK/cmaddr.err"
 	# cm_event_stress takes -d as a check of RDMA CM's choice, on each
-	# side, never as a word it ignores.  cm_stress NAME SERVER_DEV
-	# CLIENT_DEV: exits in $crc and $src.
-	cm_stress() {
-		local name=$1 sdev=$2 cdev=$3 port
-		port=$(next_port)
-		"$CQPERF_BIN/cm_event_stress" -d "$sdev" -p "$port" --timeout 10 \
-			>/dev/null 2>"$WORK/$name.server.err" &
-		SERVER_PID=$!
-		wait_listen "$port" || not_ok "$name: server listens"
-		"$CQPERF_BIN/cm_event_stress" -d "$cdev" -p "$port" --timeout 10 \
-			-c 4 "$ADDR" >"$WORK/$name.out" 2>"$WORK/$name.err"
-		crc=$?
-		wait "$SERVER_PID"
-		src=$?
-		SERVER_PID=
-	}
+	# side, never as a word it ignores.
+	cm_stress() { pair_on cm_event_stress "$1" "$2" "$3" -c 4; }
 	cm_stress cmstress "$DEV" "$cm_dev"
 	check "cm_event_stress -d $cm_dev towards $ADDR: exit 2 (got $crc), naming both" \
 		eval 'test $crc -eq 2 && grep -q -- "-d $cm_dev: RDMA CM reaches $ADDR through $DEV" \

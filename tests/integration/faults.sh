@@ -73,15 +73,21 @@ res_line() { # the device's resource counts: "pd 1 cq 1 qp 1 ..."
 }
 res_count() { res_line | grep -o " $1 [0-9]*" | awk '{print $2}'; }
 
-# Mid-run: both sides have their QPs (CM: some connections), and a
-# second more for the traffic to flow.
+# Mid-run: both sides have their QPs (CM: some connections), then the
+# port has sent 200 packets more (rxe's counter; a second at most): the
+# traffic flows.
+pkts() { cat "/sys/class/infiniband/$DEV/ports/1/hw_counters/sent_pkts" 2>/dev/null || echo 0; }
 wait_running() {
-	local base=$1 i
+	local base=$1 i from
 	for i in $(seq 1 100); do
 		[ "$(res_count qp)" -ge $((base + 2)) ] 2>/dev/null && break
 		sleep 0.1
 	done
-	sleep 1
+	from=$(pkts)
+	for i in $(seq 1 10); do
+		sleep 0.1
+		[ $(($(pkts) - from)) -ge 200 ] && break
+	done
 }
 
 # --- The fault matrix: every tool, both roles, every verb the tool has,
@@ -205,7 +211,8 @@ sigint() {
 	client_bg "$tool-int" "$tool" "$port" --timeout 10 "${RUN[@]}" "$@" \
 		--output json
 	wait_running "$base"
-	sleep 3
+	# (A -D 1 step is a second of warm-up and one measured.)
+	sleep 4
 	kill -INT "$CLIENT_PID"
 	fault=$(now_ms)
 	reap "$CLIENT_PID" "$fault" 20
