@@ -474,20 +474,39 @@ static int aligned_block(const char *text, const char *head)
 			starts[n++] = i;
 	for (row = end + 1; *row && *row != '-'; row = strchr(row, '\n') + 1) {
 		long rlen = strchr(row, '\n') - row;
+		const char *gap, *colon;
+		bool machine;
 
 		rind = (long)strspn(row, " ");
 		if (rind < ind)
 			break;
+		/* The notes under the table ("MB/sec: ...", "- ..."): a
+		 * colon before any cell's gap. */
+		gap = strstr(row + rind, "  ");
+		colon = strchr(row + rind, ':');
+		if (rind == 1 &&
+		    (row[rind] == '-' || row[rind] == '<' ||
+		     (colon && colon - row < rlen && (!gap || colon < gap))))
+			break;
+		/* The machine's line: blank but for its own cells. */
+		machine = strncmp(row + rind, "machine", 7) == 0;
 		if (rind > ind)
 			continue;
 		/* Under a row, a block's lines are its sides. */
 		if (ind > 1 && strncmp(row + rind, "client", 6) != 0 &&
-		    strncmp(row + rind, "server", 6) != 0)
+		    strncmp(row + rind, "server", 6) != 0 &&
+		    strncmp(row + rind, "machine", 7) != 0)
 			break;
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			/* (With a machine line, the sides' lines end
+			 * before its cells.) */
+			if (starts[i] >= rlen ||
+			    (machine && row[starts[i]] == ' '))
+				continue;
 			if (starts[i] >= rlen || row[starts[i]] == ' ' ||
 			    row[starts[i] - 1] != ' ')
 				return 0;
+		}
 	}
 	return n > 3 ? 1 : (int)n;
 }
@@ -536,10 +555,17 @@ static void test_human(void)
 	CHECK(strstr(s, "#bytes") && strstr(s, "#iterations"));
 	CHECK(strstr(s, "BW peak[MB/sec]") && strstr(s, "BW average[MB/sec]"));
 	CHECK(strstr(s, "MsgRate[Mpps]") != NULL);
-	/* The cost under each row, a line per side. */
+	/* The cost under each row, a line per side (the machine's figures
+	 * on each side's line: two machines). */
 	CHECK(lines_with(s, "\n     cost    CPU%  usr/sys") == 2);
 	CHECK(lines_with(s, "\n     client  ") == 2);
 	CHECK(lines_with(s, "\n     server  ") == 2);
+	CHECK(lines_with(s, "\n     machine ") == 0);
+	/* What the table's units and dashes mean, under it. */
+	CHECK(strstr(s, "\n MB/sec: 2^20 bytes a second, as perftest counts") !=
+	      NULL);
+	CHECK(strstr(s, "\n kern, sirq ns/msg: the machine's, all CPUs "
+			"(/proc/stat), a message; each side's own\n") != NULL);
 	CHECK(strstr(s, "client: CPU%") == NULL);
 	CHECK(strstr(s, "compl/wake") && strstr(s, "wake/s"));
 	CHECK(strstr(s, "wake/iter") == NULL);
@@ -553,7 +579,7 @@ static void test_human(void)
 	CHECK(column_of(s, "MsgRate") == column_of(s, "0.019073"));
 	CHECK(column_of(s, " CPU%") == column_of(s, " 37.5"));
 	CHECK(column_of(s, "compl/wake") == column_of(s, "50.00"));
-	CHECK(column_of(s, "wake/s") == column_of(s, "800\n"));
+	CHECK(column_of(s, "wake/s") == column_of(s, "800 "));
 	CHECK(column_of(s, " CPU%") == column_of(s, " 99.9"));
 	CHECK(strstr(s, "partial results") == NULL);
 	CHECK(strncmp(s, "-----", 5) == 0);
@@ -647,7 +673,8 @@ static void test_human_narrow(void)
 	char *s;
 
 	/* cm_event_stress: the longest event name, six-digit latencies;
-	 * the tails that do not fit go under the row. */
+	 * one line an event, the tails that do not fit left to JSON (and
+	 * --wide), as a note says. */
 	fixture_lat(&f);
 	f.r.tool = CQP_TOOL_CM_EVENT_STRESS;
 	for (int i = 0; i < 2; i++) {
@@ -667,8 +694,16 @@ static void test_human_narrow(void)
 	CHECK(widest(s) <= 100);
 	CHECK(strstr(s, " CONNECT_RESPONSE ") && !strstr(s, "RDMA_CM_EVENT"));
 	CHECK(strstr(s, " side    event ") && strstr(s, " 123k "));
-	CHECK(lines_with(s, "\n     t_stdev  p99.99\n") == 2);
+	CHECK(strstr(s, "t_stdev") == NULL || strstr(s, "t_stdev and "));
+	CHECK(lines_with(s, "CONNECT_RESPONSE ") == 2);
+	CHECK(strstr(s, "\n Latency in usec, from the call to its event; "
+			"t_stdev and p99.99 in JSON") != NULL);
 	free(s);
+	f.p.wide = true;
+	s = render(&f.r);
+	CHECK(strstr(s, " t_stdev ") && strstr(s, " p99.99"));
+	free(s);
+	f.p.wide = false;
 
 	/* ud_send_lat: modes, lost exchanges, an open loop, idle CPU,
 	 * latencies up to a second. */
@@ -1041,9 +1076,9 @@ static void test_accounting(void)
 	CHECK(s && strstr(s, "sirq ns/msg") != NULL);
 	CHECK(s && strstr(s, " 30.0/7.5 ") != NULL);
 	/* 84 % of a core over 2.5 s, 424242 messages: 4950 ns each. */
-	CHECK(s && strstr(s, " 4950 ") != NULL);
+	CHECK(s && strstr(s, " 4950\n") != NULL);
 	/* Plus irq 1 and kernel threads 3: 88 %, 5186 ns. */
-	CHECK(s && strstr(s, " 5186         4950 ") != NULL);
+	CHECK(s && strstr(s, " 5186         4950\n") != NULL);
 	CHECK(s &&
 	      strstr(s, "\n Warning: server machine: 85 % of a core busy "
 			"with other processes; figures are suspect\n") != NULL);
@@ -1056,6 +1091,31 @@ static void test_accounting(void)
 	CHECK(s && strstr(s, "Warning") == NULL);
 	free(s);
 	f.rows[0].server.noisy = true;
+
+	/* Both sides on one machine (one boot id): its figures once, on a
+	 * line of their own under the sides', blank on theirs. */
+	f.r.one_machine = true;
+	s = render(&f.r);
+	CHECK(s && lines_with(s, "\n     machine  ") == 2);
+	CHECK(s && lines_with(s, "  5186         4950\n") == 2);
+	CHECK(s && lines_with(s, "\n     client   ") == 2);
+	CHECK(s && strstr(s, "a message; both sides ran on it\n") != NULL);
+	CHECK(s && aligned(s));
+	free(s);
+	f.r.one_machine = false;
+
+	/* No softirq tick in the step: below what /proc/stat tells, not 0;
+	 * a side that never slept has no completions per wakeup. */
+	f.rows[1].client.sys_softirq_pct = 0;
+	f.rows[1].client.wakeups = 0;
+	s = render(&f.r);
+	CHECK(s && strstr(s, " <1 tick") != NULL);
+	CHECK(s && strstr(s, "\n <1 tick: none seen in the step by /proc/stat, "
+			     "which counts in 10 ms ticks") != NULL);
+	CHECK(s && strstr(s, "\n -: compl/wake is - where the side never "
+			     "slept\n") != NULL);
+	free(s);
+	f.rows[1].client.sys_softirq_pct = 84;
 
 	f.p.output = CQP_OUT_JSON;
 	s = render(&f.r);

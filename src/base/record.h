@@ -220,6 +220,9 @@ struct cqp_report {
 	/* Run-wide CPU of each side, for tools whose rows are not steps
 	 * (cm_event_stress); valid = false: none. */
 	struct cqp_cost run_client, run_server;
+	/* Both sides ran on one machine (the same boot id): its figures
+	 * (kernel, softirq) are one, printed once. */
+	bool one_machine;
 };
 
 /* UD delivery figures derived from a row: share of expected messages that

@@ -430,6 +430,7 @@ static void print_report(const struct cqp_bench_ops *ops,
 	    .nsummary = run->nsummary,
 	    .run_client = run->run_client,
 	    .run_server = run->run_server,
+	    .one_machine = run->s && run->s->oob.peer_local,
 	};
 
 	/* "RC SEND bandwidth" says the verb: the run's, or its verbs. */

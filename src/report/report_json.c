@@ -328,6 +328,8 @@ void cqp_report_json(const struct cqp_report *r, FILE *out)
 	cqp_json_str(&j, "role", r->is_client ? "client" : "server");
 	if (r->title)
 		cqp_json_str(&j, "title", r->title);
+	/* The machine-wide figures of both sides are then one machine's. */
+	cqp_json_bool(&j, "one_machine", r->one_machine);
 	json_params(&j, r);
 
 	cqp_json_obj_begin(&j, "device");

@@ -27,6 +27,7 @@ struct row_col {
 	unsigned under;	     /* row_group bits: with one, under the row */
 	row_cell_fn *cell;
 	int arg;
+	const char *dash; /* what a "-" in it means, for the notes */
 };
 
 static void c_side(const struct cqp_report *r, const struct cqp_row *row,
@@ -129,41 +130,48 @@ static void c_svc(const struct cqp_report *r, const struct cqp_row *row,
 }
 
 #define OFFU(f) ((int)offsetof(struct cqp_row, f))
+/* Nothing timed: in cm_event_stress, an event no call of this side's
+ * waited for (one the peer's call raised here) has a count but no
+ * latency. */
+#define DASH_LAT                                                               \
+	"a latency is - where nothing was timed (cm_event_stress: an event "   \
+	"no call of this side's waited for)"
 
 /* In the order they print.  The latency columns follow cqp_lat_fields. */
 static const struct row_col row_cols[] = {
-    {"side", NULL, RG_EVENT, 0, c_side, 0},
-    {"event", NULL, RG_EVENT, 0, c_event, 0},
-    {"count", NULL, RG_EVENT, 0, c_u64, OFFU(count)},
-    {"events/s", NULL, RG_EVENT, 0, c_rate, OFFU(rate_per_s)},
-    {"mode", NULL, RG_LABEL, 0, c_label, 0},
-    {"#bytes", NULL, RG_SIZE, 0, c_u64, OFFU(bytes)},
-    {"#iterations", NULL, RG_SIZE, 0, c_u64, OFFU(iterations)},
-    {"offered/s", NULL, RG_OPEN, ALWAYS, c_rate, OFFU(offered_rate)},
-    {"achieved/s", NULL, RG_OPEN, ALWAYS, c_rate, OFFU(achieved_rate)},
-    {"late", NULL, RG_OPEN, ALWAYS, c_u64, OFFU(late_sends)},
-    {"BW peak[MB/sec]", "BW peak[Gb/sec]", RG_BW, 0, c_bw, 0},
-    {"BW average[MB/sec]", "BW average[Gb/sec]", RG_BW, 0, c_bw, 1},
-    {"MsgRate[Mpps]", NULL, RG_BW, 0, c_mpps, 0},
-    {"loss%", NULL, RG_DELIVERY, 0, c_loss, 0},
-    {"wire eff%", NULL, RG_DELIVERY, 0, c_wire, 0},
-    {"lost", NULL, RG_LOST, 0, c_u64, OFFU(lost)},
-    {"t_min[usec]", NULL, RG_LAT, 0, c_lat, 0},
-    {"p50", NULL, RG_LAT, 0, c_lat, 1},
-    {"t_avg", NULL, RG_LAT, 0, c_lat, 2},
-    {"t_stdev", NULL, RG_LAT, BIT(RG_EVENT), c_lat, 3},
-    {"p99", NULL, RG_LAT, 0, c_lat, 4},
-    {"p99.9", NULL, RG_LAT, 0, c_lat, 5},
-    {"p99.99", NULL, RG_LAT, BIT(RG_EVENT) | BIT(RG_LOST), c_lat, 6},
-    {"t_max", NULL, RG_LAT, 0, c_lat, 7},
-    {"svc p50", NULL, RG_OPEN_LAT, ALWAYS, c_svc, 0},
-    {"svc p99", NULL, RG_OPEN_LAT, ALWAYS, c_svc, 1},
+    {"side", NULL, RG_EVENT, 0, c_side, 0, NULL},
+    {"event", NULL, RG_EVENT, 0, c_event, 0, NULL},
+    {"count", NULL, RG_EVENT, 0, c_u64, OFFU(count), NULL},
+    {"events/s", NULL, RG_EVENT, 0, c_rate, OFFU(rate_per_s), NULL},
+    {"mode", NULL, RG_LABEL, 0, c_label, 0, NULL},
+    {"#bytes", NULL, RG_SIZE, 0, c_u64, OFFU(bytes), NULL},
+    {"#iterations", NULL, RG_SIZE, 0, c_u64, OFFU(iterations), NULL},
+    {"offered/s", NULL, RG_OPEN, ALWAYS, c_rate, OFFU(offered_rate), NULL},
+    {"achieved/s", NULL, RG_OPEN, ALWAYS, c_rate, OFFU(achieved_rate), NULL},
+    {"late", NULL, RG_OPEN, ALWAYS, c_u64, OFFU(late_sends), NULL},
+    {"BW peak[MB/sec]", "BW peak[Gb/sec]", RG_BW, 0, c_bw, 0,
+     "BW peak needs a step of two 50 ms windows or more"},
+    {"BW average[MB/sec]", "BW average[Gb/sec]", RG_BW, 0, c_bw, 1, NULL},
+    {"MsgRate[Mpps]", NULL, RG_BW, 0, c_mpps, 0, NULL},
+    {"loss%", NULL, RG_DELIVERY, 0, c_loss, 0, NULL},
+    {"wire eff%", NULL, RG_DELIVERY, 0, c_wire, 0, NULL},
+    {"lost", NULL, RG_LOST, 0, c_u64, OFFU(lost), NULL},
+    {"t_min[usec]", NULL, RG_LAT, 0, c_lat, 0, DASH_LAT},
+    {"p50", NULL, RG_LAT, 0, c_lat, 1, DASH_LAT},
+    {"t_avg", NULL, RG_LAT, 0, c_lat, 2, DASH_LAT},
+    {"t_stdev", NULL, RG_LAT, BIT(RG_EVENT), c_lat, 3, DASH_LAT},
+    {"p99", NULL, RG_LAT, 0, c_lat, 4, DASH_LAT},
+    {"p99.9", NULL, RG_LAT, 0, c_lat, 5, DASH_LAT},
+    {"p99.99", NULL, RG_LAT, BIT(RG_EVENT) | BIT(RG_LOST), c_lat, 6, DASH_LAT},
+    {"t_max", NULL, RG_LAT, 0, c_lat, 7, DASH_LAT},
+    {"svc p50", NULL, RG_OPEN_LAT, ALWAYS, c_svc, 0, NULL},
+    {"svc p99", NULL, RG_OPEN_LAT, ALWAYS, c_svc, 1, NULL},
 };
 #define N_ROW_COLS (sizeof(row_cols) / sizeof(row_cols[0]))
 
 /* ---- a side's cost ---- */
 
-enum { C_LAT = 1, C_IDLE = 2, C_POLICY = 4 };
+enum { C_LAT = 1, C_IDLE = 2, C_POLICY = 4, C_MACHINE = 8 };
 
 typedef double cost_value_fn(const struct cqp_cost *c,
 			     const struct cqp_row *row);
@@ -174,6 +182,7 @@ struct cost_col {
 	int decimals;			/* of value; -1: a rate, k/M */
 	cost_value_fn *value;
 	size_t user, sys; /* a split's two doubles in the cost */
+	const char *dash; /* what a "-" in it means, for the notes */
 };
 
 static double v_cpu(const struct cqp_cost *c, const struct cqp_row *row)
@@ -228,22 +237,26 @@ static double v_wake_cpu(const struct cqp_cost *c, const struct cqp_row *row)
 #define OFFC(f) offsetof(struct cqp_cost, f)
 
 static const struct cost_col cost_cols[] = {
-    {"CPU%", NULL, 0, 1, v_cpu, 0, 0},
-    {"usr/sys", NULL, 0, 0, NULL, OFFC(cpu_user_pct), OFFC(cpu_sys_pct)},
-    {"idle CPU%", "CPU%", C_IDLE, 1, v_idle, 0, 0},
+    {"CPU%", NULL, 0, 1, v_cpu, 0, 0, NULL},
+    {"usr/sys", NULL, 0, 0, NULL, OFFC(cpu_user_pct), OFFC(cpu_sys_pct), NULL},
+    {"idle CPU%", "CPU%", C_IDLE, 1, v_idle, 0, 0, NULL},
     {"idle usr/sys", "usr/sys", C_IDLE, 0, NULL, OFFC(idle_cpu_user_pct),
-     OFFC(idle_cpu_sys_pct)},
-    {"kern ns/msg", NULL, 0, 0, cqp_kernel_ns_per_msg, 0, 0},
-    {"sirq ns/msg", NULL, 0, 0, cqp_softirq_ns_per_msg, 0, 0},
-    {"compl/wake", NULL, 0, 2, cqp_compl_per_wakeup, 0, 0},
-    {"wake/s", NULL, 0, -1, cqp_wakeups_per_s, 0, 0},
-    {"wake/iter", NULL, C_LAT, 3, cqp_wakeups_per_msg, 0, 0},
-    {"spin%", NULL, C_LAT, 1, v_spin, 0, 0},
-    {"spin ms", NULL, C_POLICY, 2, v_spin_ms, 0, 0},
-    {"naps", NULL, C_POLICY, 0, v_naps, 0, 0},
-    {"budget us", NULL, C_POLICY, 1, v_budget, 0, 0},
-    {"budget p99", NULL, C_POLICY, 1, v_budget99, 0, 0},
-    {"wake CPU us", NULL, C_POLICY, 1, v_wake_cpu, 0, 0},
+     OFFC(idle_cpu_sys_pct), NULL},
+    {"compl/wake", NULL, 0, 2, cqp_compl_per_wakeup, 0, 0,
+     "compl/wake is - where the side never slept"},
+    {"wake/s", NULL, 0, -1, cqp_wakeups_per_s, 0, 0, NULL},
+    {"wake/iter", NULL, C_LAT, 3, cqp_wakeups_per_msg, 0, 0, NULL},
+    {"spin%", NULL, C_LAT, 1, v_spin, 0, 0,
+     "spin% is a ping-pong's (only it says how each completion came)"},
+    {"kern ns/msg", NULL, C_MACHINE, 0, cqp_kernel_ns_per_msg, 0, 0,
+     "kern and sirq ns/msg need /proc/stat"},
+    {"sirq ns/msg", NULL, C_MACHINE, 0, cqp_softirq_ns_per_msg, 0, 0,
+     "kern and sirq ns/msg need /proc/stat"},
+    {"spin ms", NULL, C_POLICY, 2, v_spin_ms, 0, 0, NULL},
+    {"naps", NULL, C_POLICY, 0, v_naps, 0, 0, NULL},
+    {"budget us", NULL, C_POLICY, 1, v_budget, 0, 0, NULL},
+    {"budget p99", NULL, C_POLICY, 1, v_budget99, 0, 0, NULL},
+    {"wake CPU us", NULL, C_POLICY, 1, v_wake_cpu, 0, 0, NULL},
 };
 #define N_COST_COLS (sizeof(cost_cols) / sizeof(cost_cols[0]))
 
@@ -255,12 +268,25 @@ static double cost_double(const struct cqp_cost *c, size_t off)
 	return x;
 }
 
+/* The machine's kernel time in the step, read in /proc/stat's ticks:
+ * none seen is below what it can tell, not 0. */
+static bool below_tick(const struct cost_col *k, const struct cqp_cost *c)
+{
+	if (!(k->need & C_MACHINE) || !c->has_sys)
+		return false;
+	if (k->value == cqp_softirq_ns_per_msg)
+		return c->sys_softirq_pct <= 0;
+	return c->sys_irq_pct + c->sys_softirq_pct + c->sys_kthread_pct <= 0;
+}
+
 /* An unknown side keeps every cell, as "-", so columns line up. */
 static void cost_cell(const struct cost_col *k, const struct cqp_cost *c,
 		      const struct cqp_row *row, char *v, size_t cap)
 {
 	if (!c->valid) {
 		snprintf(v, cap, "-");
+	} else if (below_tick(k, c)) {
+		snprintf(v, cap, "<1 tick");
 	} else if (!k->value) { /* "user/sys", both % of one core */
 		double u = cost_double(c, k->user), s = cost_double(c, k->sys);
 
@@ -296,6 +322,9 @@ struct band {
 	struct inst c[MAX_INST];
 	unsigned n;
 	bool per_side; /* a line per side that has figures */
+	/* The cost where both sides share a machine: its figures on a line
+	 * of their own, "machine", blank on the sides' lines. */
+	bool machine_line;
 	const char *indent;
 };
 
@@ -332,17 +361,56 @@ static void inst_cell(const struct inst *in, const struct cqp_report *r,
 	}
 }
 
+#define MAX_DASHES 16
+
 struct layout {
 	struct band main, under, cost, policy, idle;
 	bool sides[2]; /* some row has this side's cost */
+	/* What the printed table needs said under it. */
+	const char *dashes[MAX_DASHES];
+	unsigned ndashes;
+	bool below_tick, has_machine;
 };
 
+/* A "-" printed in column in: its reason, once. */
+static void note_dash(struct layout *L, const struct inst *in,
+		      const struct cqp_row *row, int side)
+{
+	const char *why = NULL;
+
+	if (in->kind == K_ROW) {
+		const struct row_col *k = in->col;
+
+		why = cqp_row_has(row, k->need) ? k->dash : NULL;
+		if (!why)
+			why = "- elsewhere: not measured in that row";
+	} else if (in->kind == K_COST) {
+		const struct cqp_cost *c = side ? &row->server : &row->client;
+		const struct cost_col *k = in->col;
+
+		why = !c->valid ? "- on a whole line: that side sent no figures"
+		      : k->dash ? k->dash
+				: "- elsewhere: no figure (cqperf(7), OUTPUT)";
+	}
+	if (!why)
+		return;
+	for (unsigned i = 0; i < L->ndashes; i++)
+		if (L->dashes[i] == why)
+			return;
+	if (L->ndashes < MAX_DASHES)
+		L->dashes[L->ndashes++] = why;
+}
+
 static bool row_col_shown(const struct row_col *k, const struct shape *s,
-			  bool under)
+			  bool under, bool wide)
 {
 	unsigned bits = 0;
 
 	if (!cqp_shape_has(s, k->need))
+		return false;
+	/* cm_event_stress: one line an event; its t_stdev and p99.99 are
+	 * the JSON's (the notes say so). */
+	if (!wide && (k->under & BIT(RG_EVENT)) && cqp_shape_has(s, RG_EVENT))
 		return false;
 	for (unsigned g = 0; g <= RG_OPEN_LAT; g++)
 		if (cqp_shape_has(s, (enum row_group)g))
@@ -399,7 +467,7 @@ static void build(struct layout *L, const struct cqp_report *r,
 		for (size_t i = 0; i < N_ROW_COLS; i++) {
 			const struct row_col *k = &row_cols[i];
 
-			if (row_col_shown(k, s, under))
+			if (row_col_shown(k, s, under, wide))
 				band_add(under && !wide ? &L->under : &L->main,
 					 K_ROW, k, -1,
 					 gbits && k->head_gbits ? k->head_gbits
@@ -415,6 +483,7 @@ static void build(struct layout *L, const struct cqp_report *r,
 		L->cost.per_side = L->idle.per_side = true;
 		band_add(&L->cost, K_SIDE, NULL, -1, "cost");
 		add_cost(&L->cost, s, 0, -1);
+		L->cost.machine_line = r->one_machine;
 	}
 	if (s->policy) {
 		L->policy.per_side = true;
@@ -427,14 +496,30 @@ static void build(struct layout *L, const struct cqp_report *r,
 	}
 }
 
+/* Whether a band prints a line for this side. */
+static bool band_side(const struct band *b, const struct layout *L, int side)
+{
+	return b->per_side ? L->sides[side] : side == 0;
+}
+
+static bool machine_col(const struct inst *in)
+{
+	return in->kind == K_COST &&
+	       (((const struct cost_col *)in->col)->need & C_MACHINE);
+}
+
 static void widen(struct band *b, const struct layout *L,
 		  const struct cqp_report *r)
 {
 	char v[64];
 
+	for (unsigned k = 0; b->machine_line && k < b->n; k++)
+		if (b->c[k].kind == K_SIDE &&
+		    b->c[k].w < (int)strlen("machine"))
+			b->c[k].w = (int)strlen("machine");
 	for (unsigned i = 0; i < r->nrows; i++)
 		for (int side = 0; side < 2; side++) {
-			if (b->per_side ? !L->sides[side] : side)
+			if (!band_side(b, L, side))
 				continue;
 			for (unsigned k = 0; k < b->n; k++) {
 				int n;
@@ -459,30 +544,81 @@ static size_t band_head(const struct band *b, FILE *out)
 }
 
 /* The band's lines for one row: its header first when under the row. */
-static size_t band_rows(const struct band *b, const struct layout *L,
+static size_t band_rows(const struct band *b, struct layout *L,
 			const struct cqp_report *r, const struct cqp_row *row,
 			FILE *out)
 {
 	struct cqp_line l = {.len = 0};
 	size_t widest = 0, n;
+	int mside = L->sides[0] && row->client.valid ? 0 : 1;
 	char v[64];
 
 	if (!b->n)
 		return 0;
 	if (b != &L->main)
 		widest = band_head(b, out);
-	for (int side = 0; side < 2; side++) {
-		if (b->per_side ? !L->sides[side] : side)
+	/* side 2: the machine line. */
+	for (int side = 0; side < 3; side++) {
+		if (side == 2 ? !b->machine_line : !band_side(b, L, side))
 			continue;
 		cqp_line_printf(&l, "%s", b->indent);
 		for (unsigned k = 0; k < b->n; k++) {
-			inst_cell(&b->c[k], r, row, side, v, sizeof(v));
-			cqp_line_cell(&l, b->c[k].w, v);
+			const struct inst *in = &b->c[k];
+			int of = in->side >= 0 ? in->side : side;
+
+			if (b->machine_line && machine_col(in) != (side == 2)) {
+				snprintf(v, sizeof(v), "%s",
+					 in->kind == K_SIDE ? "machine" : "");
+				cqp_line_cell(&l, in->w, v);
+				continue;
+			}
+			if (side == 2)
+				of = mside;
+			inst_cell(in, r, row, of, v, sizeof(v));
+			if (out && strcmp(v, "-") == 0)
+				note_dash(L, in, row, of);
+			if (out && strcmp(v, "<1 tick") == 0)
+				L->below_tick = true;
+			cqp_line_cell(&l, in->w, v);
 		}
 		n = cqp_line_emit(&l, out);
 		widest = n > widest ? n : widest;
 	}
 	return widest;
+}
+
+/* Under the table: what its units, its machine line and each kind of
+ * "-" it printed mean. */
+static void print_notes(const struct layout *L, const struct cqp_report *r,
+			const struct shape *s, FILE *out)
+{
+	struct cqp_text t = {.l = {.len = 0}, .out = out};
+
+	if (s->bw && !(r->params && r->params->report_gbits))
+		cqp_text_printf(&t, "%s",
+				" MB/sec: 2^20 bytes a second, as perftest "
+				"counts (JSON: bw_*_gbps, 10^9 bits)\n");
+	if (L->has_machine)
+		cqp_text_printf(&t,
+				" kern, sirq ns/msg: the machine's, all CPUs "
+				"(/proc/stat), a message; %s\n",
+				r->one_machine ? "both sides ran on it"
+					       : "each side's own");
+	if (cqp_shape_has(s, RG_EVENT) && !(r->params && r->params->wide))
+		cqp_text_printf(
+		    &t, "%s",
+		    " Latency in usec, from the call to its event; "
+		    "t_stdev and p99.99 in JSON (--output json) and "
+		    "with --wide\n");
+	if (L->below_tick)
+		cqp_text_printf(
+		    &t, "%s",
+		    " <1 tick: none seen in the step by /proc/stat, "
+		    "which counts in 10 ms ticks (USER_HZ 100)\n");
+	for (unsigned i = 0; i < L->ndashes; i++)
+		cqp_text_printf(
+		    &t, " %s%s\n",
+		    L->dashes[i][0] == '-' ? "" : "-: ", L->dashes[i]);
 }
 
 size_t cqp_human_table(const struct cqp_report *r, const struct shape *s,
@@ -502,6 +638,9 @@ size_t cqp_human_table(const struct cqp_report *r, const struct shape *s,
 	bands[4] = &L->idle;
 	for (int b = 0; b < 5; b++)
 		widen(bands[b], L, r);
+	for (int b = 0; b < 5; b++)
+		for (unsigned k = 0; k < bands[b]->n; k++)
+			L->has_machine |= machine_col(&bands[b]->c[k]);
 	widest = band_head(&L->main, out);
 	for (unsigned i = 0; i < r->nrows; i++) {
 		const struct cqp_row *row = &r->rows[i];
@@ -513,6 +652,8 @@ size_t cqp_human_table(const struct cqp_report *r, const struct shape *s,
 		if (out && r->params && r->params->histogram && row->hist)
 			cqp_human_hist(row->hist, out);
 	}
+	if (out)
+		print_notes(L, r, s, out);
 	free(L);
 	return widest;
 }

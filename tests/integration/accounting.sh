@@ -152,4 +152,35 @@ else
 	check "--clock auto there: monotonic" json_check "$WORK/auto.json" \
 		'd["clock"]["source"] == "monotonic" and not d["clock"]["invariant_tsc"]'
 fi
+# The human cost rows a newcomer reads (issue 47), from -a with short
+# steps: no share over a core, no -0.0; the machine's kernel figures
+# once a row, on its own line (both sides share this guest), said to be
+# the machine's; none below /proc/stat's tick shown as 0; the peer on
+# this machine not counted as "other processes"; the units and dashes
+# said under the table.
+run cq_poll_bw all-human human -a -n 10 --warmup 2
+check "-a: no share over 100 % in a cost row, no -0.0" eval \
+	"awk '\$1 == \"client\" || \$1 == \"server\" {
+		if (\$2 + 0 > 100) bad = 1
+		if (\$3 ~ /^-0\\.0|\\/-0\\.0/) bad = 1
+	} /-0\\.0/ { bad = 1 } END { exit bad }' '$WORK/all-human.human'" ||
+	show "$WORK/all-human.human"
+rows=$(grep -cE '^ [0-9]+ +[0-9]+ ' "$WORK/all-human.human")
+check "-a: the machine's figures once a row ($rows rows), said to be the machine's" eval \
+	"test \$(grep -cE '^     machine +([0-9]+|<1 tick|-) +([0-9]+|<1 tick|-)\$' '$WORK/all-human.human') -eq $rows -a $rows -gt 8 &&
+	 grep -q '^ kern, sirq ns/msg: the machine.s, all CPUs (/proc/stat), a message; both sides ran on it' '$WORK/all-human.human'" ||
+	show "$WORK/all-human.human"
+check "-a: no bare 0 in the machine's columns, a tick below /proc/stat's shown as such" eval \
+	"! grep -qE '^     machine +(0 |[0-9]+ +0\$)' '$WORK/all-human.human' &&
+	 { ! grep -q '<1 tick' '$WORK/all-human.human' ||
+	   grep -q '^ <1 tick: none seen in the step by /proc/stat' '$WORK/all-human.human'; }" ||
+	show "$WORK/all-human.human"
+check "-a: the peer on this machine is not \"other processes\"" \
+	sh -c "! grep -q 'busy with other processes' '$WORK/all-human.human'" ||
+	show "$WORK/all-human.human"
+check "-a: every dash and unit said under the table" eval \
+	"grep -q '^ MB/sec: 2^20 bytes a second' '$WORK/all-human.human' &&
+	 { ! grep -qE '^ [0-9]+ +[0-9]+ +- ' '$WORK/all-human.human' ||
+	   grep -q 'BW peak needs a step of two 50 ms windows' '$WORK/all-human.human'; }" ||
+	show "$WORK/all-human.human"
 finish
