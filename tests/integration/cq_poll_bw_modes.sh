@@ -57,10 +57,12 @@ check "poll mode keeps the client thread busy" json_check \
 	--cq-mode event "$ADDR" >"$WORK/human.out" 2>&1
 check "human table has perftest's columns" grep -q \
 	'#bytes.*#iterations.*BW peak.*BW average.*MsgRate' "$WORK/human.out"
-check "human table has both sides' cost under the row" eval \
-	"grep -Eq '^     cost +CPU%.*compl/wake +wake/s$' '$WORK/human.out' &&
+check "human table has both sides' cost under the row, the machine's once" eval \
+	"grep -Eq '^     cost +CPU%.*compl/wake +wake/s +kern ns/msg +sirq ns/msg$' '$WORK/human.out' &&
 	 grep -Eq '^     client +[0-9.]+ ' '$WORK/human.out' &&
-	 grep -Eq '^     server +[0-9.]+ ' '$WORK/human.out'"
+	 grep -Eq '^     server +[0-9.]+ ' '$WORK/human.out' &&
+	 grep -Eq '^     machine +([0-9]+|<1 tick) +([0-9]+|<1 tick)$' '$WORK/human.out'" ||
+	show "$WORK/human.out"
 check "human table has a 4096 B row" grep -Eq '^ *4096 +500 ' "$WORK/human.out" ||
 	show "$WORK/human.out"
 fits "cq_poll_bw --cq-mode event" "$WORK/human.out"
