@@ -79,12 +79,15 @@ sample() {
 
 # The lines that only some runs print and the words that are data, per
 # sample (readme_blocks.py check --drop NAME=RE, --word NAME=RE).
+# The table's notes on "<1 tick" and on each kind of "-" come with the
+# figures that print them.
+notes='<1 tick:|-:|- on a whole line'
 layout_opts=(
-	--drop 'load=^(Rate not reached|Late sends|Crossover:|Warning:)'
+	--drop "load=^(Rate not reached|Late sends|Crossover:|Warning:|$notes)"
 	--word 'load=poll|event|hybrid|client|server'
-	--drop 'wakeup=^(Crossover:|Warning:)'
+	--drop "wakeup=^(Crossover:|Warning:|$notes)"
 	--word 'wakeup=poll|event|hybrid|client|server'
-	--drop 'quickstart=^Warning:'
+	--drop "quickstart=^(Warning:|$notes)"
 	--word 'regress=ok|undecided|exact|only|REGRESSED'
 )
 

@@ -121,6 +121,8 @@ def mask(line, words=()):
     """line with its figures as "#" and each data word (regexes) as "%"."""
     if RULE.match(line):
         return " " * _indent(line) + "----"
+    # A figure below its source's resolution prints as "<1 tick".
+    line = line.replace("<1 tick", "0")
     line = NUMBER.sub("#", line)
     line = DASH.sub("#", line)
     for w in words:

@@ -69,6 +69,9 @@ check("figures, rates, signs, percent and ratios masked",
 check("header words with digits kept",
       rb.mask(" p50  p99.9  t_min[usec]  rxe0  size_64.json") ==
       " p50  p99.9  t_min[usec]  rxe0  size_64.json")
+check("a figure below its tick (<1 tick) is a figure",
+      rb.mask("     machine  72783  <1 tick") ==
+      rb.mask("     machine  72783  1234") == "     machine  #  #")
 check("a rule is a rule at any length",
       rb.mask("-" * 80) == rb.mask("-" * 98) == "----")
 check("data words masked", rb.mask(" at 200/s: hybrid, p99", ["poll|event|hybrid"])
