@@ -731,22 +731,24 @@ static inline int found(struct cqp_comp *c, int n)
 			c->cnt.spin_ns += c->spell_last_ns - c->spell_ns;
 		c->in_spell = false;
 	}
-	if (c->wake_ev_ns) {
-		cqp_median_ring_add(&c->cnt.wake_reap,
-				    cqp_now_ns() - c->wake_ev_ns);
-		c->wake_ev_ns = 0;
-	}
-	if (c->gaps) {
+	/* No clock read here on the hot path, but for the policies that
+	 * learn from gaps or time a wakeup (one read for both): the next
+	 * look at the clock dates the progress (see tick). */
+	if (c->gaps || c->wake_ev_ns) {
 		uint64_t now = cqp_now_ns();
 
-		if (c->last_comp_ns)
-			cqp_policy_gap(&c->pol, now - c->last_comp_ns,
-				       (uint32_t)n);
-		c->last_comp_ns = now;
+		if (c->wake_ev_ns) {
+			cqp_median_ring_add(&c->cnt.wake_reap,
+					    now - c->wake_ev_ns);
+			c->wake_ev_ns = 0;
+		}
+		if (c->gaps) {
+			if (c->last_comp_ns)
+				cqp_policy_gap(&c->pol, now - c->last_comp_ns,
+					       (uint32_t)n);
+			c->last_comp_ns = now;
+		}
 	}
-	/* No clock read here on the hot path, but for the policies that
-	 * learn from gaps (above): the next look at the clock dates the
-	 * progress (see tick). */
 	c->progressed = true;
 	return n;
 }
