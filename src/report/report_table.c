@@ -381,9 +381,10 @@ static void note_dash(struct layout *L, const struct inst *in,
 	if (in->kind == K_ROW) {
 		const struct row_col *k = in->col;
 
-		why = cqp_row_has(row, k->need) ? k->dash : NULL;
-		if (!why)
-			why = "- elsewhere: not measured in that row";
+		why = !cqp_row_has(row, k->need)
+			  ? "- elsewhere: not measured in that row"
+		      : k->dash ? k->dash
+				: "- elsewhere: no figure (cqperf(7), OUTPUT)";
 	} else if (in->kind == K_COST) {
 		const struct cqp_cost *c = side ? &row->server : &row->client;
 		const struct cost_col *k = in->col;
