@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "base/clock.h"
@@ -73,6 +74,51 @@ static void test_steal(void)
 	machine_pair("cpu  1080 0 510 8050 10 0 20 360 0 0\n", 50, &c);
 	CHECK(c.noisy);
 	CHECK_NEAR(c.others_busy_pct, 40, 1e-9);
+}
+
+static void test_softirqs_parse(void)
+{
+	const char *text = "                    CPU0       CPU1\n"
+			   "          HI:          1          2\n"
+			   "       TIMER:       5000       6000\n"
+			   "      NET_TX:          3          4\n"
+			   "      NET_RX:        100        200\n"
+			   "     TASKLET:         10         20\n"
+			   "         RCU:       7000       8000\n";
+	uint64_t n = 0;
+
+	/* The data path's rows only, every CPU: no TIMER, no RCU. */
+	CHECK(cqp_softirqs_parse(text, &n) == 0);
+	CHECK(n == 1 + 2 + 3 + 4 + 100 + 200 + 10 + 20);
+	CHECK(cqp_softirqs_parse("         RCU:  7\n", &n) == -1);
+	CHECK(cqp_softirqs_parse("", &n) == -1);
+}
+
+/* CONFIG_IRQ_TIME_ACCOUNTING from the kernel's config, or from the file
+ * only such a kernel makes. */
+static void test_irqtime(void)
+{
+	char cfg[] = "/tmp/cqp-cfg-XXXXXX";
+	int fd = mkstemp(cfg);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs("CONFIG_TICK_CPU_ACCOUNTING=y\n"
+	      "# CONFIG_IRQ_TIME_ACCOUNTING is not set\n",
+	      f);
+	fclose(f);
+	CHECK(!cqp_irqtime_measured(cfg, "/nonexistent/irq"));
+	CHECK(cqp_irqtime_measured(cfg, cfg)); /* a pressure/irq file */
+	f = fopen(cfg, "a");
+	if (f) {
+		fputs("CONFIG_IRQ_TIME_ACCOUNTING=y\n", f);
+		fclose(f);
+	}
+	CHECK(cqp_irqtime_measured(cfg, "/nonexistent/irq"));
+	CHECK(!cqp_irqtime_measured("/nonexistent/cfg", "/nonexistent/irq"));
+	unlink(cfg);
 }
 
 static void test_pid_stat(void)
@@ -261,6 +307,8 @@ static void test_tsc(void)
 
 int main(void)
 {
+	test_softirqs_parse();
+	test_irqtime();
 	test_stat_parse();
 	test_steal();
 	test_pid_stat();

@@ -564,8 +564,8 @@ static void test_human(void)
 	/* What the table's units and dashes mean, under it. */
 	CHECK(strstr(s, "\n MB/sec: 2^20 bytes a second, as perftest counts") !=
 	      NULL);
-	CHECK(strstr(s, "\n kern, sirq ns/msg: the machine's, all CPUs "
-			"(/proc/stat), a message; each side's own\n") != NULL);
+	CHECK(strstr(s, "\n kern, sirq ns/msg: each side's machine's, all "
+			"CPUs; /proc/stat, tick-sampled\n") != NULL);
 	CHECK(strstr(s, "client: CPU%") == NULL);
 	CHECK(strstr(s, "compl/wake") && strstr(s, "wake/s"));
 	CHECK(strstr(s, "wake/iter") == NULL);
@@ -1099,7 +1099,19 @@ static void test_accounting(void)
 	CHECK(s && lines_with(s, "\n     machine  ") == 2);
 	CHECK(s && lines_with(s, "  5186         4950\n") == 2);
 	CHECK(s && lines_with(s, "\n     client   ") == 2);
-	CHECK(s && strstr(s, "a message; both sides ran on it\n") != NULL);
+	CHECK(s && strstr(s, "the machine's (both sides ran on it), all CPUs; "
+			     "/proc/stat, tick-sampled\n") != NULL);
+	/* A kernel that measures irq time (CONFIG_IRQ_TIME_ACCOUNTING) on
+	 * every side: said so. */
+	for (unsigned i = 0; i < f.r.nrows; i++)
+		f.rows[i].client.sys_irqtime_measured =
+		    f.rows[i].server.sys_irqtime_measured = true;
+	free(s);
+	s = render(&f.r);
+	CHECK(s && strstr(s, "all CPUs; /proc/stat, measured\n") != NULL);
+	for (unsigned i = 0; i < f.r.nrows; i++)
+		f.rows[i].client.sys_irqtime_measured =
+		    f.rows[i].server.sys_irqtime_measured = false;
 	CHECK(s && aligned(s));
 	free(s);
 	f.r.one_machine = false;

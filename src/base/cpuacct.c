@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +48,65 @@ int cqp_stat_parse(const char *text, int cpu, struct cqp_stat_times *out)
 		return 0;
 	}
 	return -1;
+}
+
+int cqp_softirqs_parse(const char *text, uint64_t *count)
+{
+	/* The softirqs rxe's path raises; TIMER, SCHED, RCU and the rest
+	 * run without traffic too. */
+	static const char *const path[] = {"HI", "NET_TX", "NET_RX", "TASKLET"};
+	const char *p = text;
+	int rows = 0;
+
+	*count = 0;
+	for (; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *name = p + strspn(p, " ");
+		size_t len = strcspn(name, ":\n");
+		bool ours = false;
+
+		if (name[len] != ':')
+			continue;
+		for (size_t i = 0; i < sizeof(path) / sizeof(path[0]); i++)
+			if (strlen(path[i]) == len &&
+			    strncmp(name, path[i], len) == 0)
+				ours = true;
+		if (!ours)
+			continue;
+		rows++;
+		for (const char *q = name + len + 1; *q && *q != '\n';) {
+			char *end;
+			unsigned long long v = strtoull(q, &end, 10);
+
+			if (end == q)
+				break;
+			*count += v;
+			q = end;
+		}
+	}
+	return rows ? 0 : -1;
+}
+
+bool cqp_irqtime_measured(const char *config_path, const char *pressure_path)
+{
+	char path[320], line[256];
+	struct utsname u;
+	bool yes = false;
+	FILE *f;
+
+	if (pressure_path && access(pressure_path, R_OK) == 0)
+		return true;
+	if (!config_path) {
+		if (uname(&u) < 0)
+			return false;
+		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+		config_path = path;
+	}
+	f = fopen(config_path, "r");
+	while (f && !yes && fgets(line, sizeof(line), f))
+		yes = strcmp(line, "CONFIG_IRQ_TIME_ACCOUNTING=y\n") == 0;
+	if (f)
+		fclose(f);
+	return yes;
 }
 
 int cqp_pid_stat_parse(const char *text, uint64_t *ticks, unsigned *flags)
@@ -157,6 +217,7 @@ void cqp_acct_init(struct cqp_cpu_acct *a, int cpu)
 {
 	memset(a, 0, sizeof(*a));
 	a->cpu = cpu;
+	a->irqtime = cqp_irqtime_measured(NULL, "/proc/pressure/irq");
 }
 
 void cqp_acct_free(struct cqp_cpu_acct *a)
@@ -183,6 +244,8 @@ static void snap_machine(const struct cqp_cpu_acct *a, struct cqp_cpu_snap *s)
 		s->have_cpu =
 		    a->cpu >= 0 && cqp_stat_parse(buf, a->cpu, &s->cpu) == 0;
 	}
+	s->have_sirqs = cqp_read_text("/proc/softirqs", buf, sizeof(buf)) > 0 &&
+			cqp_softirqs_parse(buf, &s->sirqs) == 0;
 	if (a->peer_pid > 0) {
 		char path[64];
 
@@ -330,6 +393,11 @@ void cqp_acct_machine(const struct cqp_cpu_snap *s,
 				 pct(2.0 * (double)ncpu * tick_us, mach_us) >
 			     CQP_NOISY_PCT;
 	}
+	out->has_softirqs = out->has_sys && s->have_sirqs && e->have_sirqs;
+	if (out->has_softirqs)
+		out->sys_softirqs_per_s =
+		    mach_us > 0 ? delta_us(e->sirqs, s->sirqs) * 1e6 / mach_us
+				: 0;
 	out->has_cpu = s->have_cpu && e->have_cpu;
 	if (out->has_cpu) {
 		out->cpu_irq_pct =
@@ -359,4 +427,5 @@ void cqp_acct_end(struct cqp_cpu_acct *a, struct cqp_cost *out)
 	    a->have_kt && s->have_sys && e.have_sys ? (double)kthreads_ns(a)
 						    : -1,
 	    sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_CLK_TCK), out);
+	out->sys_irqtime_measured = a->irqtime;
 }

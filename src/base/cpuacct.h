@@ -10,7 +10,10 @@
  * (USER_HZ ticks, 10 ms), /proc/PID/stat of a peer on the same machine, and
  * /proc/PID/schedstat (exact) of every kernel thread (ksoftirqd, kworkers:
  * rxe's data path runs there as much as in softirq proper, and /proc/stat
- * counts that as system time).
+ * counts that as system time), and /proc/softirqs (exact counts of the
+ * data path's softirqs: how often, not how long).  A kernel with
+ * CONFIG_IRQ_TIME_ACCOUNTING measures irq and softirq time; one without
+ * (Debian's) samples it at the tick: the figures say which.
  */
 #ifndef CQP_CPUACCT_H
 #define CQP_CPUACCT_H
@@ -40,6 +43,8 @@ struct cqp_cpu_snap {
 	struct cqp_stat_times sys, cpu; /* the machine; --cpu's CPU */
 	uint64_t peer_ticks;		/* the peer's utime + stime */
 	uint64_t machine_ns; /* CLOCK_MONOTONIC when /proc/stat was read */
+	bool have_sirqs;
+	uint64_t sirqs; /* the data path's softirqs so far, all CPUs */
 };
 
 /* A kernel thread seen when the phase began, and its CPU then (ns). */
@@ -56,6 +61,7 @@ struct cqp_cpu_acct {
 	unsigned nkt, kt_cap;
 	bool have_kt;
 	bool machine_ready; /* the machine's window is open */
+	bool irqtime;	    /* cqp_irqtime_measured() */
 };
 
 void cqp_acct_init(struct cqp_cpu_acct *a, int cpu);
@@ -101,6 +107,15 @@ void cqp_cpu_split(double total, double user, double sys, double life_user,
  * line or field. */
 int cqp_stat_parse(const char *text, int cpu, struct cqp_stat_times *out);
 int cqp_pid_stat_ticks(const char *text, uint64_t *ticks);
+/* /proc/softirqs: the data path's softirqs (HI, NET_TX, NET_RX, TASKLET)
+ * summed over every CPU; 0, or -1 without those rows. */
+int cqp_softirqs_parse(const char *text, uint64_t *count);
+/* Whether this kernel measures irq and softirq time
+ * (CONFIG_IRQ_TIME_ACCOUNTING: its config file says so, or it has
+ * pressure_path, /proc/pressure/irq, which only such a kernel makes)
+ * rather than sampling it at the tick; config_path NULL: the running
+ * kernel's /boot/config-RELEASE. */
+bool cqp_irqtime_measured(const char *config_path, const char *pressure_path);
 /* The same with the task's flags (PF_KTHREAD: a kernel thread). */
 int cqp_pid_stat_parse(const char *text, uint64_t *ticks, unsigned *flags);
 #define CQP_PF_KTHREAD 0x00200000u

@@ -32,6 +32,13 @@ struct cqp_cost {
 	bool has_sys;			  /* /proc/stat was readable */
 	double sys_busy_pct, sys_irq_pct, sys_softirq_pct; /* the machine */
 	double sys_kthread_pct; /* kernel threads: ksoftirqd, kworkers */
+	/* sys_irq/softirq measured by the kernel (CONFIG_IRQ_TIME_ACCOUNTING)
+	 * rather than sampled at its tick. */
+	bool sys_irqtime_measured;
+	/* /proc/softirqs (has_softirqs): the machine's data-path softirqs
+	 * a second, exact counts. */
+	bool has_softirqs;
+	double sys_softirqs_per_s;
 	double others_busy_pct; /* busy time nobody here explains */
 	bool noisy;		/* others_busy_pct > CQP_NOISY_PCT */
 	double sys_steal_pct;	/* a guest's time the hypervisor took */

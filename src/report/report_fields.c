@@ -56,6 +56,8 @@ const struct cost_field cqp_cost_fields[] = {
     OPT("wake_reap_us", FIELD_DOUBLE, wake_reap_us, has_policy),
     OPT("batch_mean", FIELD_DOUBLE, batch_mean, has_batch),
     OPT("batch_max", FIELD_U64, batch_max, has_batch),
+    OPT("sys_irqtime_measured", FIELD_BOOL, sys_irqtime_measured, has_sys),
+    OPT("sys_softirqs_per_s", FIELD_DOUBLE, sys_softirqs_per_s, has_softirqs),
 #undef REQ
 #undef OPT
 };
@@ -137,6 +139,15 @@ double cqp_softirq_ns_per_msg(const struct cqp_cost *c,
 	return c->has_sys ? cqp_ns_per_msg(c, row, c->sys_softirq_pct) : NAN;
 }
 
+/* The data path's softirqs a message, machine-wide (exact counts). */
+static double cqp_softirqs_per_msg(const struct cqp_cost *c,
+				   const struct cqp_row *row)
+{
+	if (!c->has_softirqs || !row || !row->iterations)
+		return NAN;
+	return c->sys_softirqs_per_s * c->seconds / (double)row->iterations;
+}
+
 /* All the kernel's work outside processes: irq, softirq and kernel
  * threads (ksoftirqd's ticks in softirq may count in two of them). */
 double cqp_kernel_ns_per_msg(const struct cqp_cost *c,
@@ -158,6 +169,7 @@ const struct derived_field cqp_derived_fields[] = {
     {"cpu_ns_per_msg", cqp_cpu_ns_per_msg},
     {"softirq_ns_per_msg", cqp_softirq_ns_per_msg},
     {"kernel_ns_per_msg", cqp_kernel_ns_per_msg},
+    {"softirqs_per_msg", cqp_softirqs_per_msg},
 };
 const size_t cqp_n_derived_fields =
     sizeof(cqp_derived_fields) / sizeof(cqp_derived_fields[0]);

@@ -588,6 +588,26 @@ static size_t band_rows(const struct band *b, struct layout *L,
 	return widest;
 }
 
+/* Whether every machine's irq time in the table was measured
+ * (CONFIG_IRQ_TIME_ACCOUNTING), not sampled at the tick. */
+static bool irqtime_measured(const struct cqp_report *r)
+{
+	bool seen = false;
+
+	for (unsigned i = 0; i < r->nrows; i++)
+		for (int side = 0; side < 2; side++) {
+			const struct cqp_cost *c =
+			    side ? &r->rows[i].server : &r->rows[i].client;
+
+			if (!c->valid || !c->has_sys)
+				continue;
+			if (!c->sys_irqtime_measured)
+				return false;
+			seen = true;
+		}
+	return seen;
+}
+
 /* Under the table: what its units, its machine line and each kind of
  * "-" it printed mean. */
 static void print_notes(const struct layout *L, const struct cqp_report *r,
@@ -600,11 +620,13 @@ static void print_notes(const struct layout *L, const struct cqp_report *r,
 				" MB/sec: 2^20 bytes a second, as perftest "
 				"counts (JSON: bw_*_gbps, 10^9 bits)\n");
 	if (L->has_machine)
-		cqp_text_printf(&t,
-				" kern, sirq ns/msg: the machine's, all CPUs "
-				"(/proc/stat), a message; %s\n",
-				r->one_machine ? "both sides ran on it"
-					       : "each side's own");
+		cqp_text_printf(
+		    &t,
+		    " kern, sirq ns/msg: %s, all CPUs; /proc/stat, "
+		    "%s\n",
+		    r->one_machine ? "the machine's (both sides ran on it)"
+				   : "each side's machine's",
+		    irqtime_measured(r) ? "measured" : "tick-sampled");
 	if (cqp_shape_has(s, RG_EVENT) && !(r->params && r->params->wide))
 		cqp_text_printf(
 		    &t, "%s",
