@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The one table of options: parsing, --help, negotiation and reporting.
  *
- * Every option of every binary is a row in options.c.  The row alone
+ * Every option of every binary is a row in options_table.c.  The row alone
  * drives the command-line parser, --help, the man-page coverage test, the
  * parameter record the client sends to the server (parsed on the server
  * with the same bounds), and the "params" object of the JSON report.

@@ -6,8 +6,9 @@
  *
  *   clang -g -std=gnu11 -D_GNU_SOURCE -Isrc \
  *     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
- *     -o fuzz_oob tests/fuzz/fuzz_oob.c src/oob/oob.c \
- *     src/base/kv.c src/base/error.c src/base/options.c
+ *     -o fuzz_oob tests/fuzz/fuzz_oob.c SOURCES
+ *
+ * (SOURCES: what sources() in tests/fuzz/smoke.sh names for oob.)
  *   mkdir -p /tmp/fuzz-oob
  *   ./fuzz_oob -max_total_time=60 /tmp/fuzz-oob tests/fuzz/corpus/oob
  *

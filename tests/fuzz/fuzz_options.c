@@ -4,12 +4,13 @@
  *
  *   clang -g -std=gnu11 -D_GNU_SOURCE -Isrc \
  *     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
- *     -o fuzz_options tests/fuzz/fuzz_options.c src/base/options.c
- * src/base/kv.c \ src/base/error.c mkdir -p /tmp/fuzz-options
+ *     -o fuzz_options tests/fuzz/fuzz_options.c SOURCES
+ *   mkdir -p /tmp/fuzz-options
  *   ./fuzz_options -max_total_time=60 /tmp/fuzz-options \
  *     tests/fuzz/corpus/options
  *
- * (libFuzzer adds what it finds to the first directory: not the seeds.)
+ * (SOURCES: what sources() in tests/fuzz/smoke.sh names for options;
+ * libFuzzer adds what it finds to the first directory: not the seeds.)
  *
  * Input: the first byte picks the binary ('0'..'4': cq_poll_bw,
  * cq_event_lat, ud_send_bw, ud_send_lat, cm_event_stress; any byte works,

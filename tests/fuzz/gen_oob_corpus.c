@@ -4,9 +4,10 @@
  * stay valid when the format changes.  Not built by `make`; by hand:
  *
  *   clang -std=gnu11 -D_GNU_SOURCE -Isrc -o gen_oob_corpus \
- *     tests/fuzz/gen_oob_corpus.c src/oob/oob.c \
- *     src/base/kv.c src/base/error.c src/base/options.c
+ *     tests/fuzz/gen_oob_corpus.c SOURCES
  *   ./gen_oob_corpus tests/fuzz/corpus/oob
+ *
+ * (SOURCES: what sources() in tests/fuzz/smoke.sh names for oob.)
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -23,10 +23,12 @@ runs=${FUZZ_RUNS:-5000000}
 targets="oob options"
 
 # The sources each target links (as in its build-by-hand comment).
+options="src/base/options.c src/base/options_table.c src/base/option_value.c
+	src/base/words.c src/base/params.c"
 sources() {
 	case $1 in
-	oob) echo "src/oob/oob.c src/base/kv.c src/base/error.c src/base/options.c" ;;
-	options) echo "src/base/options.c src/base/kv.c src/base/error.c" ;;
+	oob) echo "src/oob/oob.c src/oob/socket.c src/oob/wait.c src/base/kv.c src/base/error.c $options" ;;
+	options) echo "$options src/base/kv.c src/base/error.c" ;;
 	esac
 }
 
