@@ -3,4 +3,6 @@
 # Regenerate the build system from configure.ac and Makefile.am.
 set -e
 cd "$(dirname "$0")"
+# Every tool's program, sources and page, from src/base/tools.h.
+python3 tools/gen-tools-am.py
 autoreconf --install --force

@@ -4,6 +4,12 @@
 # check, "ok - what" or "not ok - what", counted in CHECKS_PASSED and
 # CHECKS_FAILED, and JSON assertions over a cqperf document.
 
+# cqp_tools: every tool's name, a line each, from its row in
+# src/base/tools.h (tools/tools_list.py): no suite repeats the list.
+cqp_tools() {
+	python3 "$(dirname "${BASH_SOURCE[0]}")/../tools/tools_list.py"
+}
+
 CHECKS_PASSED=0
 CHECKS_FAILED=0
 CHECKS_SKIPPED=0

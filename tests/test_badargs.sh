@@ -27,7 +27,7 @@ fi
 # shellcheck source=tests/checks.sh
 . "$here/checks.sh"
 
-tools="cq_poll_bw cq_event_lat ud_send_bw ud_send_lat cm_event_stress"
+tools=$(cqp_tools | tr "\n" " ")
 for t in $tools; do
 	if [ ! -x "$bindir/$t" ]; then
 		echo "ERROR: $bindir/$t is not built"

@@ -39,7 +39,7 @@ here=$(cd "$(dirname "$0")" && pwd) || exit 99
 : "${top_builddir:=$here/..}"
 script=${CQP_COMPLETION:-$top_builddir/cqperf.bash}
 lister=$top_builddir/tests/test_options
-tools="cq_poll_bw cq_event_lat ud_send_bw ud_send_lat cm_event_stress"
+tools=$(python3 "$top_srcdir/tools/tools_list.py" | tr "\n" " ")
 
 if [ ! -f "$script" ]; then
 	echo "ERROR: $script is not built (make builds it)"

@@ -21,7 +21,7 @@ tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 order="Connection: Traffic: Completion: Open loop: Threads: Output:"
 
-for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat cm_event_stress; do
+for tool in $(cqp_tools); do
 	[ -x "$bindir/$tool" ] || { echo "ERROR: $bindir/$tool missing"; exit 99; }
 	"$bindir/$tool" --help | cat >"$tmp/help"
 	widest=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' \

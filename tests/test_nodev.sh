@@ -23,7 +23,7 @@ fi
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 port=$((20000 + $$ % 5000))
-for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat cm_event_stress; do
+for tool in $(cqp_tools); do
 	[ -x "$bindir/$tool" ] || { echo "ERROR: $bindir/$tool missing"; exit 99; }
 	t0=$(date +%s%N)
 	timeout 20 "$bindir/$tool" -p "$port" >"$tmp/out" 2>"$tmp/err"

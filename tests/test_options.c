@@ -12,6 +12,37 @@
 
 #define TOOL CQP_TOOL_CQ_POLL_BW
 
+/* The descriptor: one bit and one name each, every bit in CQP_TOOL_ALL,
+ * the class masks and defaults where the rows put them. */
+static void test_tools(void)
+{
+	unsigned bits = 0;
+	struct cqp_params p;
+
+	for (unsigned i = 0; i < CQP_TOOL__N; i++) {
+		const struct cqp_tool_desc *d = &cqp_tools[i];
+
+		CHECK(d->tool && !(d->tool & (d->tool - 1)) &&
+		      !(bits & d->tool));
+		bits |= d->tool;
+		CHECK(cqp_tool_desc(d->tool) == d);
+		CHECK(strcmp(cqp_tool_name(d->tool), d->name) == 0);
+		for (unsigned j = 0; j < i; j++)
+			CHECK(strcmp(cqp_tools[j].name, d->name) != 0);
+		cqp_params_defaults(&p, d->tool);
+		CHECK(!d->size || p.size == d->size);
+		CHECK(!d->warmup || p.warmup == d->warmup);
+		CHECK(!d->depth ||
+		      (p.tx_depth == d->depth && p.rx_depth == d->depth));
+	}
+	CHECK(bits == CQP_TOOL_ALL);
+	CHECK(cqp_tool_desc(0) == NULL);
+	CHECK(strcmp(cqp_tool_name(0), "cqperf") == 0);
+	CHECK(CQP_TOOLS_WITH(CQP_TC_LAT | CQP_TC_UD) == CQP_TOOL_UD_SEND_LAT);
+	CHECK((CQP_TOOLS_WITH(CQP_TC_RDMA) & CQP_TOOL_CM_EVENT_STRESS) == 0);
+	CHECK(CQP_TOOLS_WITH(0) == CQP_TOOL_ALL);
+}
+
 static int parse_for(struct cqp_params *p, enum cqp_tool tool, const char *line)
 {
 	char buf[512], *argv[32];
@@ -592,6 +623,12 @@ int main(int argc, char **argv)
 		list_options();
 		return 0;
 	}
+	if (argc > 1 && strcmp(argv[1], "--tools") == 0) {
+		for (unsigned i = 0; i < CQP_TOOL__N; i++)
+			printf("%s\n", cqp_tools[i].name);
+		return 0;
+	}
+	test_tools();
 	test_good();
 	test_bad();
 	test_negotiation();

@@ -20,11 +20,12 @@ import sys
 TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
 BUILD = os.environ.get("top_builddir") or os.path.join(TOP, "build")
-sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests")]
+sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests"),
+                os.path.join(TOP, "tools")]
 from pycheck import check, finish, load_script  # noqa: E402
+import tools_list  # noqa: E402
 
-TOOLS = ("cq_poll_bw", "cq_event_lat", "ud_send_bw", "ud_send_lat",
-         "cm_event_stress")
+TOOLS = tuple(tools_list.names())
 # Run by the test command itself, as written (scripts/test.sh).
 RUN_ELSEWHERE = ("scripts/quickstart.sh", "scripts/test.sh",
                  "scripts/cqperf-regress", "./autogen.sh", "make", "tar",

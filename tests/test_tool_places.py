@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""Every binary in every place src/README's "Adding a tool" names.  The
-list of binaries is Makefile.am's CQP_COMMANDS; for each one this checks
-the build, the sources, the option table, the pages, the packages, the
-schema, the Python tools and the tests that loop over all tools, and
-names what is missing."""
+"""Every tool in every place src/README's "Adding a tool" names.  The list
+of tools is src/base/tools.h's rows (tools/tools_list.py); the build
+(tools.am), the tests, doc2man and the packages read them, so what is
+left to check is the main, the pages, the schema and cqperf-sweep, and
+the checklist itself."""
 import json
 import os
 import re
+import subprocess
 import sys
 
 TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path[:0] = [os.path.join(TOP, "tests")]
+sys.path[:0] = [os.path.join(TOP, "tests"), os.path.join(TOP, "tools")]
 from pycheck import check, finish  # noqa: E402
+import tools_list  # noqa: E402
 
 
 def text(rel):
@@ -29,42 +31,39 @@ def make_var(makefile, name):
 
 
 def places(tool):
-    """(place, present) for each place a tool must appear in."""
-    mk = text("Makefile.am")
+    """(place, present) for each place a tool must appear in beyond its row
+    in src/base/tools.h, which the build (tools.am), the tests, doc2man
+    and the packages read."""
     schema = json.loads(text("doc/cqperf-1.schema.json"))
-    tools_re = r'^tools="([^"]*)"'
     return [
-        ("Makefile.am bin_PROGRAMS", "src/" + tool in make_var(mk, "bin_PROGRAMS")),
-        ("Makefile.am src_%s_SOURCES" % tool,
-         "src/tools/%s.c" % tool in make_var(mk, "src_%s_SOURCES" % tool)),
         ("src/tools/%s.c" % tool,
          os.path.exists(os.path.join(TOP, "src/tools/%s.c" % tool))),
-        ("src/base/options.h CQP_TOOL_%s" % tool.upper(),
-         "CQP_TOOL_%s =" % tool.upper() in text("src/base/options.h")),
-        ("src/base/words.c tool name",
-         'return "%s";' % tool in text("src/base/words.c")),
         ("man/%s.1" % tool, os.path.exists(os.path.join(TOP, "man/%s.1" % tool))),
-        ("Makefile.am dist_man_MANS", "man/%s.1" % tool in make_var(mk, "dist_man_MANS")),
         ("man/cqperf.7 SEE ALSO", ".BR %s (1)" % tool in text("man/cqperf.7")),
-        ("tools/doc2man.py SEE ALSO", '".BR %s (1)' % tool in text("tools/doc2man.py")),
-        ("cqperf.spec.in binary", "%%{_bindir}/%s\n" % tool in text("cqperf.spec.in")),
-        ("cqperf.spec.in page", "man1/%s.1" % tool in text("cqperf.spec.in")),
-        ("debian/control description", tool in text("debian/control")),
         ("doc/cqperf-1.schema.json tool enum",
          tool in schema["properties"]["tool"]["enum"]),
         ("scripts/cqperf-sweep TOOLS", '"%s"' % tool in text("scripts/cqperf-sweep")),
-        ("tests/test_badargs.sh tools",
-         tool in re.search(tools_re, text("tests/test_badargs.sh"), re.M).group(1).split()),
-        ("tests/test_completion.sh tools",
-         tool in re.search(tools_re, text("tests/test_completion.sh"), re.M).group(1).split()),
-    ] + ([(".gitignore", "/src/%s\n" % tool in text(".gitignore"))]
-         # a release tarball has none
-         if os.path.exists(os.path.join(TOP, ".gitignore")) else [])
+    ]
 
 
 def main():
-    tools = make_var(text("Makefile.am"), "CQP_COMMANDS")
-    check("Makefile.am's CQP_COMMANDS lists the five binaries", len(tools) == 5)
+    tools = tools_list.names()
+    check("src/base/tools.h names tools (%d)" % len(tools), len(tools) > 0)
+    # The rows as this parser reads them are the C table's.
+    lister = os.path.join(os.environ.get("top_builddir") or
+                          os.path.join(TOP, "build"), "tests", "test_options")
+    if os.path.exists(lister):
+        got = subprocess.run([lister, "--tools"], capture_output=True,
+                             text=True).stdout.split()
+        check("tools_list.py reads the rows the C table has", got == tools)
+    # The build takes its programs, sources and pages from the rows.
+    am = os.path.join(TOP, "tools.am")
+    if os.path.exists(am):
+        mk = open(am).read()
+        check("tools.am: every tool's program and page, none other",
+              make_var(mk, "CQP_COMMANDS") == tools and
+              make_var(mk, "CQP_TOOL_BINARIES") == ["src/" + t for t in tools]
+              and make_var(mk, "CQP_TOOL_PAGES") == ["man/%s.1" % t for t in tools])
     readme = text("src/README")
     for tool in tools:
         missing = [p for p, ok in places(tool) if not ok]

@@ -12,6 +12,8 @@ filled; indented blocks are kept as they are (lists and examples).
 import re
 import sys
 
+import tools_list  # the tools, from src/base/tools.h
+
 
 def roff(text):
     """Escape text for roff: backslashes, hyphens, a leading . or '."""
@@ -77,10 +79,10 @@ def main(argv):
             out.append(roff(line))
     if pre:
         out += [".fi", ".RE"]
-    out += [".SH SEE ALSO", ".BR cqperf (7),",
-            ".BR cq_poll_bw (1),", ".BR cq_event_lat (1),",
-            ".BR ud_send_bw (1),", ".BR ud_send_lat (1),",
-            ".BR cm_event_stress (1)"]
+    tools = tools_list.names()
+    out += [".SH SEE ALSO", ".BR cqperf (7),"]
+    out += [".BR %s (1)%s" % (t, "," if i < len(tools) - 1 else "")
+            for i, t in enumerate(tools)]
     # Paragraph marks where nothing follows them, or twice, say nothing.
     clean = []
     for ln in out:

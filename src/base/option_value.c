@@ -54,26 +54,23 @@ static void set_default(const struct cqp_option *o, struct cqp_params *p)
 
 void cqp_params_defaults(struct cqp_params *p, enum cqp_tool tool)
 {
+	const struct cqp_tool_desc *d = cqp_tool_desc(tool);
+
 	memset(p, 0, sizeof(*p));
 	for (const struct cqp_option *o = cqp_options; o->name; o++)
 		if (o->def || o->type == CQP_OPT_SPINS)
 			set_default(o, p);
 	p->burst = 1; /* --arrival burst:N's N, when it is not burst */
-	if (tool & LAT_TOOLS) {
-		/* One message in flight: perftest's latency defaults. */
-		p->size = 2;
-		p->tx_depth = 16;
-		p->rx_depth = 16;
-		p->warmup = 100;
-	}
-	/* -n on a fast link is milliseconds: one send queue's worth of
-	 * warm-up first (-D warms up for a second). */
-	if (tool == CQP_TOOL_CQ_POLL_BW)
-		p->warmup = 128;
-	/* A UD message is one packet: fit the smallest RoCE path MTU on
-	 * standard Ethernet. */
-	if (tool == CQP_TOOL_UD_SEND_BW)
-		p->size = 1024;
+	/* The tool's own (base/tools.h): a latency tool has perftest's one
+	 * message in flight; cq_poll_bw warms up one send queue's worth (-n
+	 * on a fast link is milliseconds); a UD message fits the smallest
+	 * RoCE path MTU on standard Ethernet. */
+	if (d && d->size)
+		p->size = d->size;
+	if (d && d->depth)
+		p->tx_depth = p->rx_depth = d->depth;
+	if (d && d->warmup)
+		p->warmup = d->warmup;
 }
 
 const void *cqp_opt_cfield(const struct cqp_option *o,

@@ -14,14 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum cqp_tool {
-	CQP_TOOL_CQ_POLL_BW = 1u << 0,
-	CQP_TOOL_CQ_EVENT_LAT = 1u << 1,
-	CQP_TOOL_UD_SEND_BW = 1u << 2,
-	CQP_TOOL_UD_SEND_LAT = 1u << 3,
-	CQP_TOOL_CM_EVENT_STRESS = 1u << 4,
-	CQP_TOOL_ALL = (1u << 5) - 1,
-};
+#include "base/tools.h"
 
 /* mem: spin on the last bytes of the message buffer, where a plain RDMA
  * WRITE leaves no completion (--verb write's target); as a reaper of a
@@ -229,7 +222,6 @@ struct cqp_option {
 /* The table, terminated by a row with name == NULL. */
 extern const struct cqp_option cqp_options[];
 
-const char *cqp_tool_name(enum cqp_tool tool);
 const char *cqp_cq_mode_name(uint32_t mode);
 const char *cqp_output_name(uint32_t output);
 const char *cqp_cm_mode_name(uint32_t mode);

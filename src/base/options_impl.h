@@ -10,22 +10,19 @@
 
 #include "base/options.h"
 
-#define RDMA_TOOLS                                                             \
-	(CQP_TOOL_CQ_POLL_BW | CQP_TOOL_CQ_EVENT_LAT | CQP_TOOL_UD_SEND_BW |   \
-	 CQP_TOOL_UD_SEND_LAT)
-#define BW_TOOLS  (CQP_TOOL_CQ_POLL_BW | CQP_TOOL_UD_SEND_BW)
-#define LAT_TOOLS (CQP_TOOL_CQ_EVENT_LAT | CQP_TOOL_UD_SEND_LAT)
-#define UD_TOOLS  (CQP_TOOL_UD_SEND_BW | CQP_TOOL_UD_SEND_LAT)
-/* --threads so far: all but ud_send_lat and cm_event_stress (its own). */
-#define THREAD_TOOLS                                                           \
-	(CQP_TOOL_CQ_POLL_BW | CQP_TOOL_CQ_EVENT_LAT | CQP_TOOL_UD_SEND_BW)
-#define ALL	   CQP_TOOL_ALL
-#define NEG	   CQP_OPTF_NEGOTIATED
-#define OFF(field) offsetof(struct cqp_params, field)
-#define KIB	   ((uint64_t)1024)
-#define MIB	   (1024 * KIB)
-#define GIB	   (1024 * MIB)
-#define CM	   CQP_TOOL_CM_EVENT_STRESS
+/* The option masks, from the tools' classes (base/tools.h). */
+#define RDMA_TOOLS   CQP_TOOLS_WITH(CQP_TC_RDMA)
+#define BW_TOOLS     CQP_TOOLS_WITH(CQP_TC_BW)
+#define LAT_TOOLS    CQP_TOOLS_WITH(CQP_TC_LAT)
+#define UD_TOOLS     CQP_TOOLS_WITH(CQP_TC_UD)
+#define THREAD_TOOLS CQP_TOOLS_WITH(CQP_TC_THREADS)
+#define ALL	     CQP_TOOL_ALL
+#define NEG	     CQP_OPTF_NEGOTIATED
+#define OFF(field)   offsetof(struct cqp_params, field)
+#define KIB	     ((uint64_t)1024)
+#define MIB	     (1024 * KIB)
+#define GIB	     (1024 * MIB)
+#define CM	     CQP_TOOL_CM_EVENT_STRESS
 
 /* The parser's per-option arrays live on the stack, sized by this. */
 enum { MAXOPT = 96 };

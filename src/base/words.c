@@ -23,24 +23,6 @@ const char *const cqp_clock_words[] = {"auto", "tsc", "monotonic", "force-tsc",
 const char *const cqp_arrival_words[] = {"fixed", "poisson", "burst",
 					 "onoff", "pareto",  NULL};
 
-const char *cqp_tool_name(enum cqp_tool tool)
-{
-	switch (tool) {
-	case CQP_TOOL_CQ_POLL_BW:
-		return "cq_poll_bw";
-	case CQP_TOOL_CQ_EVENT_LAT:
-		return "cq_event_lat";
-	case CQP_TOOL_UD_SEND_BW:
-		return "ud_send_bw";
-	case CQP_TOOL_UD_SEND_LAT:
-		return "ud_send_lat";
-	case CQP_TOOL_CM_EVENT_STRESS:
-		return "cm_event_stress";
-	default:
-		return "cqperf";
-	}
-}
-
 const char *cqp_cq_mode_name(uint32_t mode)
 {
 	return mode < CQP_CQ__N ? cqp_cq_mode_words[mode] : "?";

@@ -415,7 +415,8 @@ static void print_report(const struct cqp_bench_ops *ops,
 	static const char *const verb_titles[] = {
 	    "SEND", "WRITE with immediate", "WRITE", "READ", "atomic"};
 	uint32_t verbs = cqp_params_verbs(run->p);
-	const char *send = strstr(ops->title, "SEND ");
+	const char *base = cqp_tool_desc(ops->tool)->title;
+	const char *send = strstr(base, "SEND ");
 	char title[96];
 	struct cqp_report r = {
 	    .tool = ops->tool,
@@ -435,14 +436,13 @@ static void print_report(const struct cqp_bench_ops *ops,
 
 	/* "RC SEND bandwidth" says the verb: the run's, or its verbs. */
 	if (send && verbs != 1u << CQP_VERB_SEND)
-		snprintf(title, sizeof(title), "%.*s%s %s",
-			 (int)(send - ops->title), ops->title,
-			 verbs & (verbs - 1)
-			     ? "verbs'"
-			     : verb_titles[__builtin_ctz(verbs)],
-			 send + 5);
+		snprintf(
+		    title, sizeof(title), "%.*s%s %s", (int)(send - base), base,
+		    verbs & (verbs - 1) ? "verbs'"
+					: verb_titles[__builtin_ctz(verbs)],
+		    send + 5);
 	else
-		snprintf(title, sizeof(title), "%s", ops->title);
+		snprintf(title, sizeof(title), "%s", base);
 	if (ops->annotate)
 		ops->annotate(run, &r);
 	cqp_report_print(&r, stdout);

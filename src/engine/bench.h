@@ -63,8 +63,7 @@ struct cqp_run {
 };
 
 struct cqp_bench_ops {
-	enum cqp_tool tool;
-	const char *title;
+	enum cqp_tool tool;    /* its row in base/tools.h: name, title... */
 	size_t ctx_size;       /* the binary's own state */
 	uint64_t max_all_size; /* --all stops here (or max_size) */
 	cqp_mem_need_fn mem_need;

@@ -334,7 +334,6 @@ int main(int argc, char **argv)
 {
 	static const struct cqp_bench_ops ops = {
 	    .tool = CQP_TOOL_CM_EVENT_STRESS,
-	    .title = "RDMA CM event storm",
 	    .ctx_size = sizeof(struct ctx),
 	    .setup = setup,
 	    .run_all = run_all,

@@ -531,7 +531,6 @@ int main(int argc, char **argv)
 {
 	static const struct cqp_bench_ops ops = {
 	    .tool = CQP_TOOL_CQ_EVENT_LAT,
-	    .title = "RC SEND ping-pong latency",
 	    .ctx_size = sizeof(struct lat_ctx),
 	    .max_all_size = CQP_RC_ALL_MAX,
 	    .mem_need = cqp_rc_mem_need,

@@ -244,7 +244,6 @@ int main(int argc, char **argv)
 {
 	static const struct cqp_bench_ops ops = {
 	    .tool = CQP_TOOL_CQ_POLL_BW,
-	    .title = "RC SEND bandwidth",
 	    .ctx_size = sizeof(struct bw_ctx),
 	    .max_all_size = CQP_RC_ALL_MAX,
 	    .mem_need = cqp_rc_mem_need,

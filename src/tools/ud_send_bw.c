@@ -161,7 +161,6 @@ int main(int argc, char **argv)
 {
 	static const struct cqp_bench_ops ops = {
 	    .tool = CQP_TOOL_UD_SEND_BW,
-	    .title = "UD SEND bandwidth",
 	    .ctx_size = sizeof(struct ud_bw_ctx),
 	    .max_all_size = 4096,
 	    .mem_need = cqp_ud_mem_need,

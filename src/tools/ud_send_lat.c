@@ -654,7 +654,6 @@ int main(int argc, char **argv)
 {
 	static const struct cqp_bench_ops ops = {
 	    .tool = CQP_TOOL_UD_SEND_LAT,
-	    .title = "UD SEND ping-pong latency",
 	    .ctx_size = sizeof(struct lat_ctx),
 	    .max_all_size = 4096,
 	    .mem_need = cqp_ud_mem_need,

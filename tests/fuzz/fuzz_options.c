@@ -12,15 +12,14 @@
  * (SOURCES: what sources() in tests/fuzz/smoke.sh names for options;
  * libFuzzer adds what it finds to the first directory: not the seeds.)
  *
- * Input: the first byte picks the binary ('0'..'4': cq_poll_bw,
- * cq_event_lat, ud_send_bw, ud_send_lat, cm_event_stress; any byte works,
- * modulo 5), the rest is its argv after argv[0], split at NUL and newline
- * bytes.  So that seeds read as text, one argument a line, a newline
- * right after the first byte and one at the very end are not separators
- * (an empty line in between is an empty argument).  Invariants:
- * a rejected line is a usage error (exit status 2) with a message that
- * names something, and never exits the process (libFuzzer reports an
- * exit as a failure); an accepted line holds only values within the
+ * Input: the first byte picks the binary ('0' the first of base/tools.h's
+ * rows, '1' the next...; any byte works, modulo their number), the rest is its
+ * argv after argv[0], split at NUL and newline bytes.  So that seeds read as
+ * text, one argument a line, a newline right after the first byte and one at
+ * the very end are not separators (an empty line in between is an empty
+ * argument).  Invariants: a rejected line is a usage error (exit status 2) with
+ * a message that names something, and never exits the process (libFuzzer
+ * reports an exit as a failure); an accepted line holds only values within the
  * table's bounds, leaves other binaries' options at their defaults,
  * passes validation, and its negotiated part survives the client's
  * encode and the server's decode unchanged.  Parsing the same line twice
@@ -37,10 +36,6 @@
 
 #define MAX_ARGS  64
 #define MAX_INPUT 4096
-
-static const enum cqp_tool tools[] = {
-    CQP_TOOL_CQ_POLL_BW, CQP_TOOL_CQ_EVENT_LAT, CQP_TOOL_UD_SEND_BW,
-    CQP_TOOL_UD_SEND_LAT, CQP_TOOL_CM_EVENT_STRESS};
 
 static FILE *devnull;
 
@@ -217,7 +212,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1 || size - 1 > MAX_INPUT)
 		return 0;
-	tool = tools[(uint8_t)(data[0] - '0') % 5];
+	tool = cqp_tools[(uint8_t)(data[0] - '0') % CQP_TOOL__N].tool;
 	r1 = parse_once(data + 1, size - 1, tool, &p1, m1, sizeof(m1));
 	if (r1 == CQP_PARSE_OK)
 		check_accepted(&p1, tool);

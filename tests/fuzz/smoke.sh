@@ -24,7 +24,7 @@ targets="oob options"
 
 # The sources each target links (as in its build-by-hand comment).
 options="src/base/options.c src/base/options_table.c src/base/option_value.c
-	src/base/words.c src/base/params.c"
+	src/base/words.c src/base/params.c src/base/tools.c"
 sources() {
 	case $1 in
 	oob) echo "src/oob/oob.c src/oob/socket.c src/oob/wait.c src/base/kv.c src/base/error.c $options" ;;
