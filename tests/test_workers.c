@@ -70,6 +70,30 @@ int main(void)
 	cqp_kv_add_str(&w, "thread0", "0,1,2,3,4,5,6");
 	cqp_kv_add_str(&w, "thread1", "0,1,2");
 	CHECK(cqp_threads_decode(&back, rec, strlen(rec)) < 0 && !back.threads);
+	/* The wire form is the old one (cpu,completions,wakeups,foreign,
+	 * cpu%,usr%,sys%,lock wait), and nothing more or less passes. */
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_kv_add_u64(&w, "threads", 1);
+	cqp_kv_add_str(&w, "thread0", "-1,5,6,7,12.5,2.5,10,3.25");
+	CHECK(cqp_threads_decode(&back, rec, strlen(rec)) == 0 &&
+	      back.threads[0].cpu == -1 && back.threads[0].completions == 5 &&
+	      back.threads[0].wakeups == 6 &&
+	      back.threads[0].foreign_completions == 7 &&
+	      back.threads[0].cpu_pct == 12.5 &&
+	      back.threads[0].cpu_user_pct == 2.5 &&
+	      back.threads[0].cpu_sys_pct == 10 &&
+	      back.threads[0].lock_wait_us == 3.25);
+	free(back.threads);
+	for (int bad = 0; bad < 3; bad++) {
+		static const char *const vals[] = {
+		    "0,5,6,7,1,1,1,1,9", "0,-5,6,7,1,1,1,1", "0,5,6,7,1,1,1,x"};
+
+		cqp_kv_writer_init(&w, rec, sizeof(rec));
+		cqp_kv_add_u64(&w, "threads", 1);
+		cqp_kv_add_str(&w, "thread0", vals[bad]);
+		CHECK(cqp_threads_decode(&back, rec, strlen(rec)) < 0 &&
+		      !back.threads);
+	}
 	free(out.threads);
 
 	/* Rows: 1 Gb/s for 1 s and 2 Gb/s for 2 s is 5 Gb over 2 s. */

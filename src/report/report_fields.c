@@ -159,6 +159,24 @@ double cqp_kernel_ns_per_msg(const struct cqp_cost *c,
 			  : NAN;
 }
 
+#define TF(key, type, member)                                                  \
+	{                                                                      \
+		key, type, offsetof(struct cqp_thread_cost, member)            \
+	}
+const struct thread_field cqp_thread_fields[] = {
+    TF("cpu", FIELD_I32, cpu),
+    TF("completions", FIELD_U64, completions),
+    TF("wakeups", FIELD_U64, wakeups),
+    TF("foreign_completions", FIELD_U64, foreign_completions),
+    TF("cpu_pct", FIELD_DOUBLE, cpu_pct),
+    TF("cpu_user_pct", FIELD_DOUBLE, cpu_user_pct),
+    TF("cpu_sys_pct", FIELD_DOUBLE, cpu_sys_pct),
+    TF("lock_wait_us", FIELD_DOUBLE, lock_wait_us),
+};
+#undef TF
+const size_t cqp_n_thread_fields =
+    sizeof(cqp_thread_fields) / sizeof(cqp_thread_fields[0]);
+
 /* The derived figures, in JSON and CSV (never sent: the receiver
  * computes them from the raw ones). */
 const struct derived_field cqp_derived_fields[] = {

@@ -22,6 +22,7 @@ enum field_type {
 	FIELD_BOOL,
 	FIELD_TEXT, /* a char array in the record */
 	FIELD_LAT,  /* a struct cqp_summary: eight figures */
+	FIELD_I32,  /* thread fields only */
 };
 
 /* ---- the cost record (struct cqp_cost) ---- */
@@ -44,6 +45,18 @@ extern const size_t cqp_n_cost_fields;
 double cqp_field_double(const struct cqp_cost *c, const struct cost_field *f);
 uint64_t cqp_field_u64(const struct cqp_cost *c, const struct cost_field *f);
 bool cqp_field_present(const struct cqp_cost *c, const struct cost_field *f);
+
+/* ---- one thread's share (struct cqp_thread_cost, --threads) ---- */
+
+/* In JSON each thread is an object of these keys; over the oob its
+ * figures are one comma-separated value in this order. */
+struct thread_field {
+	const char *key;
+	enum field_type type; /* FIELD_I32, FIELD_U64 or FIELD_DOUBLE */
+	size_t offset;
+};
+extern const struct thread_field cqp_thread_fields[];
+extern const size_t cqp_n_thread_fields;
 
 /* Figures derived from a side's counters and its row (NaN: unknown),
  * in JSON and CSV; never sent: the receiver computes them. */

@@ -24,6 +24,30 @@ static void json_hw(struct cqp_json *j, const struct cqp_hw_counters *hw)
 	cqp_json_obj_end(j);
 }
 
+static void json_thread_field(struct cqp_json *j, const struct thread_field *f,
+			      const struct cqp_thread_cost *tc)
+{
+	const char *at = (const char *)tc + f->offset;
+	int32_t i32;
+	uint64_t u64;
+	double d;
+
+	switch (f->type) {
+	case FIELD_I32:
+		memcpy(&i32, at, sizeof(i32));
+		cqp_json_i64(j, f->key, i32);
+		break;
+	case FIELD_U64:
+		memcpy(&u64, at, sizeof(u64));
+		cqp_json_u64(j, f->key, u64);
+		break;
+	default:
+		memcpy(&d, at, sizeof(d));
+		cqp_json_double(j, f->key, d);
+		break;
+	}
+}
+
 static void json_cost(struct cqp_json *j, const char *key,
 		      const struct cqp_cost *c, const struct cqp_row *row,
 		      const struct cqp_hw_counters *hw)
@@ -54,15 +78,8 @@ static void json_cost(struct cqp_json *j, const char *key,
 			const struct cqp_thread_cost *tc = &c->threads[t];
 
 			cqp_json_obj_begin(j, NULL);
-			cqp_json_i64(j, "cpu", tc->cpu);
-			cqp_json_u64(j, "completions", tc->completions);
-			cqp_json_u64(j, "wakeups", tc->wakeups);
-			cqp_json_double(j, "cpu_pct", tc->cpu_pct);
-			cqp_json_double(j, "cpu_user_pct", tc->cpu_user_pct);
-			cqp_json_double(j, "cpu_sys_pct", tc->cpu_sys_pct);
-			cqp_json_u64(j, "foreign_completions",
-				     tc->foreign_completions);
-			cqp_json_double(j, "lock_wait_us", tc->lock_wait_us);
+			for (size_t f = 0; f < cqp_n_thread_fields; f++)
+				json_thread_field(j, &cqp_thread_fields[f], tc);
 			cqp_json_obj_end(j);
 		}
 		cqp_json_arr_end(j);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "report/results.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -218,23 +219,85 @@ void cqp_cost_encode_as(const struct cqp_cost *c, const char *prefix,
 	}
 }
 
+/* One thread's figures as "cpu,completions,...": cqp_thread_fields'
+ * order, doubles exact (%.17g). */
+static void thread_encode(const struct cqp_thread_cost *tc, char *buf,
+			  size_t cap)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t f = 0; f < cqp_n_thread_fields && len < cap; f++) {
+		const struct thread_field *tf = &cqp_thread_fields[f];
+		const char *at = (const char *)tc + tf->offset;
+		const char *sep = f ? "," : "";
+		int32_t i32;
+		uint64_t u64;
+		double d;
+		int n;
+
+		if (tf->type == FIELD_I32) {
+			memcpy(&i32, at, sizeof(i32));
+			n = snprintf(buf + len, cap - len, "%s%" PRId32, sep,
+				     i32);
+		} else if (tf->type == FIELD_U64) {
+			memcpy(&u64, at, sizeof(u64));
+			n = snprintf(buf + len, cap - len, "%s%" PRIu64, sep,
+				     u64);
+		} else {
+			memcpy(&d, at, sizeof(d));
+			n = snprintf(buf + len, cap - len, "%s%.17g", sep, d);
+		}
+		len += n > 0 ? (size_t)n : 0;
+	}
+}
+
+/* The reverse: 0, or -1 when val has not exactly one figure a field. */
+static int thread_decode(const char *val, struct cqp_thread_cost *tc)
+{
+	const char *p = val;
+
+	for (size_t f = 0; f < cqp_n_thread_fields; f++) {
+		const struct thread_field *tf = &cqp_thread_fields[f];
+		char *at = (char *)tc + tf->offset, *end;
+		long long i;
+		unsigned long long u;
+		double d;
+
+		if (f && *p++ != ',')
+			return -1;
+		errno = 0;
+		if (tf->type == FIELD_I32) {
+			i = strtoll(p, &end, 10);
+			if (i < INT32_MIN || i > INT32_MAX)
+				return -1;
+			memcpy(at, &(int32_t){(int32_t)i}, sizeof(int32_t));
+		} else if (tf->type == FIELD_U64) {
+			if (*p == '-')
+				return -1;
+			u = strtoull(p, &end, 10);
+			memcpy(at, &(uint64_t){(uint64_t)u}, sizeof(uint64_t));
+		} else {
+			d = strtod(p, &end);
+			memcpy(at, &d, sizeof(d));
+		}
+		if (end == p || errno)
+			return -1;
+		p = end;
+	}
+	return *p ? -1 : 0;
+}
+
 void cqp_threads_encode(const struct cqp_cost *c, struct cqp_kv_writer *w)
 {
-	char key[32], val[192];
+	char key[32], val[256];
 
 	if (!c->nthreads)
 		return;
 	cqp_kv_add_u64(w, "threads", c->nthreads);
 	for (unsigned t = 0; t < c->nthreads; t++) {
-		const struct cqp_thread_cost *tc = &c->threads[t];
-
 		snprintf(key, sizeof(key), "thread%u", t);
-		snprintf(val, sizeof(val),
-			 "%" PRId32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			 ",%.17g,%.17g,%.17g,%.17g",
-			 tc->cpu, tc->completions, tc->wakeups,
-			 tc->foreign_completions, tc->cpu_pct, tc->cpu_user_pct,
-			 tc->cpu_sys_pct, tc->lock_wait_us);
+		thread_encode(&c->threads[t], val, sizeof(val));
 		cqp_kv_add_str(w, key, val);
 	}
 }
@@ -242,7 +305,7 @@ void cqp_threads_encode(const struct cqp_cost *c, struct cqp_kv_writer *w)
 int cqp_threads_decode(struct cqp_cost *c, const char *text, size_t len)
 {
 	uint64_t n;
-	char key[32], val[192];
+	char key[32], val[256];
 	int rc = cqp_kv_has(text, len, "threads");
 
 	c->threads = NULL;
@@ -259,17 +322,9 @@ int cqp_threads_decode(struct cqp_cost *c, const char *text, size_t len)
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
 	c->nthreads = (unsigned)n;
 	for (unsigned t = 0; t < c->nthreads; t++) {
-		struct cqp_thread_cost *tc = &c->threads[t];
-
 		snprintf(key, sizeof(key), "thread%u", t);
 		rc = cqp_kv_get_str(text, len, key, val, sizeof(val));
-		if (rc == 0 && sscanf(val,
-				      "%" SCNd32 ",%" SCNu64 ",%" SCNu64
-				      ",%" SCNu64 ",%lg,%lg,%lg,%lg",
-				      &tc->cpu, &tc->completions, &tc->wakeups,
-				      &tc->foreign_completions, &tc->cpu_pct,
-				      &tc->cpu_user_pct, &tc->cpu_sys_pct,
-				      &tc->lock_wait_us) != 8)
+		if (rc == 0 && thread_decode(val, &c->threads[t]) < 0)
 			rc = cqp_fail(CQP_E_PROTO, "the peer's %s is malformed",
 				      key);
 		if (rc < 0) {
