@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The words of modes, verbs, outputs and tools: what the parser accepts
- * and the report prints, in one place. */
+/* The words of modes, verbs, outputs, clocks and arrivals: what the
+ * parser accepts and the report prints, in one place. */
 #include "base/options_impl.h"
 
 #include <inttypes.h>
