@@ -265,7 +265,8 @@ int cqp_bw_send(const struct cqp_bw_tx *tx, uint64_t size, struct cqp_row *row,
 	*sent = 0;
 	cqp_params_arrival(p, &shape);
 	if (rate) {
-		/* One schedule over every QP: R is the whole load. */
+		/* One schedule over every QP: --rate is the whole load, not
+		 * a QP's. */
 		cqp_arrivals_init(&sched, &shape, rate, now, now);
 		s.sched = &sched;
 		s.due = cqp_arrivals_next(&sched);

@@ -2,10 +2,10 @@
 /* One result record (record.h), rendered as a human table, JSON or CSV.
  *
  * The JSON document follows the contract of cqperf(7) OUTPUT and
- * doc/cqperf-1.schema.json (schema
- * "cqperf/1"): tool, version, params (every effective option of the
- * tool), device, results[] and, on failure, "error".  Human text goes to
- * the given stream (stdout); errors are the caller's business (stderr).
+ * doc/cqperf-1.schema.json (schema "cqperf/1"): the schema names every
+ * top-level key and what it holds, so this comment does not repeat
+ * them.  Human text goes to the given stream (stdout); errors are the
+ * caller's business (stderr).
  */
 #ifndef CQP_REPORT_H
 #define CQP_REPORT_H
