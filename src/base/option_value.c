@@ -14,14 +14,14 @@
 #include "base/arrival.h"
 #include "base/error.h"
 
-static void *field(const struct cqp_option *o, struct cqp_params *p)
+void *cqp_opt_field(const struct cqp_option *o, struct cqp_params *p)
 {
 	return (char *)p + o->offset;
 }
 
 static void set_default(const struct cqp_option *o, struct cqp_params *p)
 {
-	char *f = field(o, p);
+	char *f = cqp_opt_field(o, p);
 
 	switch (o->type) {
 	case CQP_OPT_FLAG:
@@ -236,7 +236,7 @@ static int set_number(const struct cqp_option *o, struct cqp_params *p,
 	uint64_t v = 0;
 
 	if (o->flags & CQP_OPTF_AUTO && strcmp(val, "auto") == 0) {
-		*(uint32_t *)field(o, p) = 0;
+		*(uint32_t *)cqp_opt_field(o, p) = 0;
 		return 0;
 	}
 	if (neg && o->min >= 0)
@@ -258,13 +258,13 @@ static int set_number(const struct cqp_option *o, struct cqp_params *p,
 		return bad_value(o, val, "is out of range");
 	switch (o->type) {
 	case CQP_OPT_U32:
-		*(uint32_t *)field(o, p) = (uint32_t)v;
+		*(uint32_t *)cqp_opt_field(o, p) = (uint32_t)v;
 		break;
 	case CQP_OPT_I32:
-		*(int32_t *)field(o, p) = neg ? -1 : (int32_t)v;
+		*(int32_t *)cqp_opt_field(o, p) = neg ? -1 : (int32_t)v;
 		break;
 	default:
-		*(uint64_t *)field(o, p) = v;
+		*(uint64_t *)cqp_opt_field(o, p) = v;
 		break;
 	}
 	return 0;
@@ -500,7 +500,7 @@ static int set_words(const struct cqp_option *o, struct cqp_params *p,
 	int rc = list_mask(o, p, val, word_index, &mask);
 
 	if (rc == 0)
-		*(uint32_t *)field(o, p) = mask;
+		*(uint32_t *)cqp_opt_field(o, p) = mask;
 	return rc;
 }
 
@@ -553,7 +553,7 @@ static int set_mode(const struct cqp_option *o, struct cqp_params *p,
 
 	if (m >= CQP_CQ__N)
 		return bad_mode(o, p, val, m);
-	*(uint32_t *)field(o, p) = m;
+	*(uint32_t *)cqp_opt_field(o, p) = m;
 	return 0;
 }
 
@@ -704,9 +704,9 @@ int cqp_option_set(const struct cqp_option *o, struct cqp_params *p,
 	switch (o->type) {
 	case CQP_OPT_FLAG:
 		if (!val || strcmp(val, "true") == 0)
-			*(bool *)field(o, p) = true;
+			*(bool *)cqp_opt_field(o, p) = true;
 		else if (strcmp(val, "false") == 0)
-			*(bool *)field(o, p) = false;
+			*(bool *)cqp_opt_field(o, p) = false;
 		else
 			return cqp_fail(CQP_E_USAGE,
 					"--%s: '%s' is not true or false",
@@ -721,7 +721,7 @@ int cqp_option_set(const struct cqp_option *o, struct cqp_params *p,
 	case CQP_OPT_ENUM:
 		for (unsigned i = 0; o->words[i]; i++) {
 			if (strcmp(val, o->words[i]) == 0) {
-				*(uint32_t *)field(o, p) = i;
+				*(uint32_t *)cqp_opt_field(o, p) = i;
 				return 0;
 			}
 		}
@@ -731,7 +731,7 @@ int cqp_option_set(const struct cqp_option *o, struct cqp_params *p,
 			return cqp_fail(CQP_E_USAGE,
 					"--%s: value must be 1..%zu characters",
 					o->name, o->str_cap - 1);
-		strcpy((char *)field(o, p), val);
+		strcpy((char *)cqp_opt_field(o, p), val);
 		return 0;
 	case CQP_OPT_CQMOD:
 		return set_cqmod(o, p, val);

@@ -493,8 +493,7 @@ int cqp_params_decode(struct cqp_params *p, enum cqp_tool tool,
 					    o->type == CQP_OPT_RATE
 					? sizeof(uint64_t)
 					: sizeof(uint32_t);
-			memcpy((char *)p + o->offset, cqp_opt_cfield(o, &d),
-			       sz);
+			memcpy(cqp_opt_field(o, p), cqp_opt_cfield(o, &d), sz);
 		}
 	}
 	rc = cqp_kv_parse(text, len, decode_one, &ctx);

@@ -35,7 +35,9 @@ extern const char *const cqp_cm_mode_words[];
 extern const char *const cqp_clock_words[];
 extern const char *const cqp_arrival_words[];
 
-/* option_value.c, for the parser and --help. */
+/* option_value.c, for the parser and --help: where o's value lives in
+ * p, and the rest. */
+void *cqp_opt_field(const struct cqp_option *o, struct cqp_params *p);
 const void *cqp_opt_cfield(const struct cqp_option *o,
 			   const struct cqp_params *p);
 void cqp_opt_format_size(uint64_t v, char *buf, size_t cap);
