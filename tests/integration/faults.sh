@@ -90,6 +90,34 @@ wait_running() {
 	done
 }
 
+# qp_psn PID: the sq-psn of PID's first QP in RTS (nothing while it has
+# none): the packets one side sent, whatever else runs beside it.
+qp_psn() {
+	rdma resource show qp 2>/dev/null | awk -v pid="$1" '
+		{ split("", f); for (i = 1; i < NF; i++) f[$i] = $(i + 1) }
+		f["pid"] == pid && f["state"] == "RTS" { print f["sq-psn"]; exit }'
+}
+
+# cell_running SERVER_PID CLIENT_PID TOOL: both sides have a QP in RTS,
+# then the client's has sent 200 packets more (a second at most).  By
+# the cell's own processes: the lanes below run cells side by side.
+cell_running() {
+	local i from now
+	for i in $(seq 1 100); do
+		[ -n "$(qp_psn "$1")" ] && from=$(qp_psn "$2") &&
+			[ -n "$from" ] && break
+		sleep 0.1
+	done
+	# A storm's connections come and go: its QPs are its traffic.
+	[ "$3" = cm_event_stress ] && { sleep 0.5; return; }
+	for i in $(seq 1 10); do
+		sleep 0.1
+		now=$(qp_psn "$2")
+		[ -n "$now" ] && [ -n "$from" ] &&
+			[ $(((now - from) & 0xffffff)) -ge 200 ] && break
+	done
+}
+
 # --- The fault matrix: every tool, both roles, every verb the tool has,
 # each fault (SIGKILL, SIGSTOP) mid-step, the completion mode taken in
 # turn from the tool's modes so that every verb meets more than one and
@@ -99,7 +127,6 @@ wait_running() {
 RC_VERBS=(send write-imm write read atomic)
 CQ_MODES=(poll event hybrid adaptive timer ski)
 CM_MODES=(block nonblock batch)
-CELLS=0
 
 # wait_line FILE ERE LIMIT_S FROM_MS: waits for a line; TOOK the ms from
 # FROM_MS to it (or to the limit).
@@ -115,14 +142,12 @@ wait_line() {
 # cell TOOL VERB MODE VICTIM FAULT: one run, VICTIM (client or server)
 # frozen (STOP) or killed (KILL) once traffic flows.
 cell() {
-	local tool=$1 verb=$2 mode=$3 victim=$4 fault=$5 port base t0 limit
+	local tool=$1 verb=$2 mode=$3 victim=$4 fault=$5 port t0 limit
 	local name args=() next=(-n 50) size=(-s 64)
 	# A plain WRITE's target polls memory, its only mode.
 	[ "$verb" = write ] && mode=mem
 	name="$tool-$verb-$mode-$victim-$fault"
-	CELLS=$((CELLS + 1))
 	port=$(next_port)
-	base=$(res_count qp)
 	RUN=(-D 60)
 	# Atomics are 8 bytes, which the tools take without -s.
 	[ "$verb" = atomic ] && size=()
@@ -155,12 +180,12 @@ cell() {
 		client_bg "$name" "$tool" "$port" --timeout 30 "${RUN[@]}" \
 			"${size[@]}" "${args[@]}"
 	fi
-	wait_running "$base"
+	cell_running "$SERVER_PID" "$CLIENT_PID" "$tool"
 	t0=$(now_ms)
 	if [ "$victim" = server ]; then
 		kill "-$fault" "$SERVER_PID"
 		reap "$CLIENT_PID" "$t0" $((limit + 10))
-		check "$name: the client exits 1 (got $RC) in $(secs $TOOK) s (limit $limit s)" \
+		check "$name: the client exits 1 (got $RC) in $(secs "$TOOK") s (limit $limit s)" \
 			test "$RC" -eq 1 -a "$TOOK" -le $((limit * 1000)) ||
 			show "$WORK/$name.err"
 		check "$name: the client names the server and marks its report partial" \
@@ -178,7 +203,7 @@ cell() {
 	wait_line "$WORK/$tool:$name.server.err" \
 		"$ADDR:[0-9]+.*\\(still serving\\)" \
 		$((limit + 10)) "$t0"
-	check "$name: the server names the client in $(secs $TOOK) s (limit $limit s) and serves on" \
+	check "$name: the server names the client in $(secs "$TOOK") s (limit $limit s) and serves on" \
 		test $? -eq 0 -a "$TOOK" -le $((limit * 1000)) ||
 		show "$WORK/$tool:$name.server.err"
 	kill -CONT "$CLIENT_PID" 2>/dev/null
@@ -220,7 +245,7 @@ sigint() {
 	# cm_event_stress tears down the connections in flight: up to ~5 s.
 	limit=3
 	[ "$tool" = cm_event_stress ] && limit=8
-	check "$tool, SIGINT: client exits 1 (got $RC) in $(secs $TOOK) s" \
+	check "$tool, SIGINT: client exits 1 (got $RC) in $(secs "$TOOK") s" \
 		test "$RC" -eq 1 -a "$TOOK" -le $((limit * 1000)) ||
 		show "$WORK/$tool-int.err"
 	if [ "$tool" = cm_event_stress ]; then
@@ -235,7 +260,7 @@ sigint() {
 	fi
 	reap "$SERVER_PID" "$(now_ms)" 15
 	SERVER_PID=
-	check "$tool, SIGINT: the server ends too (exit $RC, $(secs $TOOK) s)" \
+	check "$tool, SIGINT: the server ends too (exit $RC, $(secs "$TOOK") s)" \
 		test "$RC" -eq 1 || show "$WORK/$tool:int.server.err"
 	# The kernel may release a dead context's objects a little later.
 	for i in $(seq 1 30); do
@@ -250,8 +275,10 @@ start=$(now_ms)
 baseline=$(res_line)
 echo "# device resources at the start: $baseline"
 
-k=0
-for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat cm_event_stress; do
+# The cells, "LANE TOOL VERB MODE VICTIM FAULT" each, in two lanes side
+# by side: the tools in turn, so RC's two (20 cells each) take one each.
+cells=() k=0 t=0
+while read -r tool; do
 	verbs=(-) modes=("${CQ_MODES[@]}")
 	case $tool in
 	cq_*) verbs=("${RC_VERBS[@]}") ;;
@@ -260,14 +287,27 @@ for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat cm_event_stress; do
 	for verb in "${verbs[@]}"; do
 		for victim in client server; do
 			for fault in KILL STOP; do
-				cell "$tool" "$verb" "${modes[k % ${#modes[@]}]}" \
-					"$victim" "$fault"
+				cells+=("$((t % 2)) $tool $verb ${modes[k % ${#modes[@]}]} $victim $fault")
 				k=$((k + 1))
 			done
 		done
 	done
-done
-echo "# the fault matrix: $CELLS cells in $(secs $(($(now_ms) - start))) s"
+	t=$((t + 1))
+done <<<"$(cqp_tools)"
+
+# cells_lane N: lane N's cells, on ports of its own.
+cells_lane() {
+	local c
+	PORT_NEXT=$((PORT_BASE + $1 * 2))
+	for c in "${cells[@]}"; do
+		# shellcheck disable=SC2086  # the words of a cell
+		[ "${c%% *}" = "$1" ] && cell ${c#* }
+	done
+}
+lane even cells_lane 0
+lane odd cells_lane 1
+lanes_join
+echo "# the fault matrix: ${#cells[@]} cells in $(secs $(($(now_ms) - start))) s"
 
 # --- nobody listening: each client retries until its --timeout, then
 # says where it tried.  All at once: they only wait.  (cq_poll_bw has

@@ -72,9 +72,15 @@ attack() {
 	good_client "$tool"
 }
 
-for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat cm_event_stress; do
+# besiege TOOL PORT: every attack on one persistent server of TOOL, in a
+# lane of its own (its files under $WORK/TOOL): the tools' sieges share
+# nothing, and mostly wait on --timeout and on python starting.
+besiege() {
+	local tool=$1 start key split
+	port=$2
 	start=$(date +%s)
-	port=$(next_port)
+	WORK=$WORK/$tool
+	mkdir -p "$WORK"
 	SERR=$WORK/$tool.server.err
 	# --quiet: its log holds only the failures counted below.
 	start_server "$tool" "$port" --persistent --timeout "$TMO" --quiet \
@@ -129,6 +135,15 @@ for tool in cq_poll_bw cq_event_lat ud_send_bw ud_send_lat cm_event_stress; do
 	check "$tool: the server is still running" kill -0 "$SERVER_PID"
 	stop_server
 	echo "# $tool: $(($(date +%s) - start)) s"
-done
+}
+
+start=$(date +%s)
+n=0
+while read -r tool; do
+	n=$((n + 1))
+	lane "$tool" besiege "$tool" $((PORT_BASE + n))
+done <<<"$(cqp_tools)"
+lanes_join
+echo "# all sieges: $(($(date +%s) - start)) s"
 
 finish

@@ -67,6 +67,36 @@ next_port() {
 	echo "$PORT_NEXT"
 }
 
+# lane NAME COMMAND...: COMMAND in a background subshell of its own, for
+# parts of a script that share nothing (their own server, port and files)
+# and mostly wait: their checks go to $WORK/lanes/NAME until lanes_join
+# prints each lane's in the order they started and counts them.  A lane
+# kills its own server on the way out.
+LANES=()
+lane() {
+	local name=$1
+	shift
+	mkdir -p "$WORK/lanes"
+	(
+		trap '[ -n "$SERVER_PID" ] && kill -9 "$SERVER_PID" 2>/dev/null' EXIT
+		"$@"
+	) >"$WORK/lanes/$name" 2>&1 &
+	LANES+=("$name:$!")
+}
+lanes_join() {
+	local l out s
+	for l in "${LANES[@]}"; do
+		wait "${l##*:}"
+		out=$WORK/lanes/${l%:*}
+		cat "$out"
+		s=$(grep -c '^ok - # SKIP' "$out")
+		CHECKS_SKIPPED=$((CHECKS_SKIPPED + s))
+		CHECKS_PASSED=$((CHECKS_PASSED + $(grep -c '^ok - ' "$out") - s))
+		CHECKS_FAILED=$((CHECKS_FAILED + $(grep -c '^not ok - ' "$out")))
+	done
+	LANES=()
+}
+
 # start_server NAME PORT ARGS...: a server in the background, output in
 # $WORK/NAME.out/.err; waits until it listens.
 start_server() {
