@@ -62,9 +62,10 @@ printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
 	"$build/probe.c" >"$build/probe.log" 2>&1 ||
 	skip_all "$clang cannot link -fsanitize=fuzzer (libFuzzer missing?)"
 
-passed=0 failed=0
-cd "$top" || exit 99
-for t in $targets; do
+# fuzz_one TARGET: builds and runs one target; its "ok"/"not ok" lines
+# on stdout, status 0 when it passed.
+fuzz_one() {
+	local t=$1 bin log corpus found rc execs input
 	bin=$build/fuzz_$t
 	log=$build/fuzz_$t.log
 	corpus=$build/corpus-$t
@@ -76,8 +77,7 @@ for t in $targets; do
 		echo "not ok - fuzz $t (build failed)"
 		sed 's/^/# /' "$log" | tail -n 20
 		echo "# log: $log"
-		failed=$((failed + 1))
-		continue
+		return 1
 	fi
 	found=$build/found-$t
 	rm -rf "$corpus" "$found"
@@ -94,14 +94,33 @@ for t in $targets; do
 	input=$(find "$found" -type f | head -n 1)
 	if [ "$rc" -eq 0 ] && [ -z "$input" ] && [ -n "$execs" ]; then
 		echo "ok - fuzz $t ($execs execs)"
+		return 0
+	fi
+	echo "not ok - fuzz $t (exit $rc, ${execs:-?} execs${input:+, input: $input})"
+	grep -E 'ERROR|SUMMARY|runtime error|^ +#[0-9]+ ' "$log" |
+		head -n 30 | sed 's/^/# /'
+	echo "# log: $log"
+	return 1
+}
+
+# The targets side by side (one core each: libFuzzer runs one thread),
+# then their lines in order.
+passed=0 failed=0
+cd "$top" || exit 99
+pids=()
+for t in $targets; do
+	fuzz_one "$t" >"$build/result-$t" &
+	pids+=($!)
+done
+i=0
+for t in $targets; do
+	if wait "${pids[i]}"; then
 		passed=$((passed + 1))
 	else
-		echo "not ok - fuzz $t (exit $rc, ${execs:-?} execs${input:+, input: $input})"
-		grep -E 'ERROR|SUMMARY|runtime error|^ +#[0-9]+ ' "$log" |
-			head -n 30 | sed 's/^/# /'
-		echo "# log: $log"
 		failed=$((failed + 1))
 	fi
+	cat "$build/result-$t"
+	i=$((i + 1))
 done
 echo "$passed passed, $failed failed, 0 skipped"
 [ "$failed" -eq 0 ]
