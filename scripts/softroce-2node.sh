@@ -36,24 +36,15 @@ timeout_s=1800
 out_dir=''
 port=''
 grace=60
+mem=''
+. "$here/guest-args.sh"
+guest_args timeout=timeout_s mem=mem out=out_dir port=port grace=grace \
+    -- "$@" || usage
+# SERVER_CMD follows "--" only.
+[ "$GUEST_HELP" = 0 ] && [ "$GUEST_DASHED" = 1 ] || usage
+set -- "${GUEST_REST[@]}"
 guest_opts=()
-while [ $# -gt 0 ]; do
-    case $1 in
-        --timeout) [ $# -ge 2 ] || usage; timeout_s=$2; shift 2 ;;
-        --timeout=*) timeout_s=${1#*=}; shift ;;
-        --mem) [ $# -ge 2 ] || usage; guest_opts+=(--mem "$2"); shift 2 ;;
-        --mem=*) guest_opts+=("$1"); shift ;;
-        --out) [ $# -ge 2 ] || usage; out_dir=$2; shift 2 ;;
-        --out=*) out_dir=${1#*=}; shift ;;
-        --port) [ $# -ge 2 ] || usage; port=$2; shift 2 ;;
-        --port=*) port=${1#*=}; shift ;;
-        --grace) [ $# -ge 2 ] || usage; grace=$2; shift 2 ;;
-        --grace=*) grace=${1#*=}; shift ;;
-        --) shift; break ;;
-        -h|--help) usage ;;
-        *) echo "$prog: unknown option $1" >&2; usage ;;
-    esac
-done
+[ -z "$mem" ] || guest_opts+=(--mem "$mem")
 server_cmd=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do server_cmd+=("$1"); shift; done
 [ $# -gt 0 ] || usage

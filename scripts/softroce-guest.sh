@@ -47,28 +47,12 @@ node_addr=''
 net_listen=''
 net_connect=''
 server_addr=''
-while [ $# -gt 0 ]; do
-    case $1 in
-        --node-addr) [ $# -ge 2 ] || usage; node_addr=$2; shift 2 ;;
-        --node-addr=*) node_addr=${1#*=}; shift ;;
-        --netdev-listen) [ $# -ge 2 ] || usage; net_listen=$2; shift 2 ;;
-        --netdev-listen=*) net_listen=${1#*=}; shift ;;
-        --netdev-connect) [ $# -ge 2 ] || usage; net_connect=$2; shift 2 ;;
-        --netdev-connect=*) net_connect=${1#*=}; shift ;;
-        --server-addr) [ $# -ge 2 ] || usage; server_addr=$2; shift 2 ;;
-        --server-addr=*) server_addr=${1#*=}; shift ;;
-        --timeout) [ $# -ge 2 ] || usage; timeout_s=$2; shift 2 ;;
-        --timeout=*) timeout_s=${1#*=}; shift ;;
-        --mem) [ $# -ge 2 ] || usage; mem=$2; shift 2 ;;
-        --mem=*) mem=${1#*=}; shift ;;
-        --out) [ $# -ge 2 ] || usage; out_dir=$2; shift 2 ;;
-        --out=*) out_dir=${1#*=}; shift ;;
-        --) shift; break ;;
-        -h|--help) usage ;;
-        -*) echo "$prog: unknown option $1" >&2; usage ;;
-        *) break ;;
-    esac
-done
+. "$(dirname "$0")/guest-args.sh"
+guest_args node-addr=node_addr netdev-listen=net_listen \
+    netdev-connect=net_connect server-addr=server_addr timeout=timeout_s \
+    mem=mem out=out_dir -- "$@" || usage
+[ "$GUEST_HELP" = 0 ] || usage
+set -- "${GUEST_REST[@]}"
 [ $# -gt 0 ] || usage
 [[ $timeout_s =~ ^[0-9]+$ ]] || die "--timeout wants seconds, got '$timeout_s'"
 [[ $mem =~ ^[0-9]+$ ]] || die "--mem wants MB, got '$mem'"

@@ -31,21 +31,13 @@ usage() { sed -n 's/^#: Usage: //p' "$0" >&2; exit 2; }
 
 timeout_s=1800
 out_dir=
+mem=
+. "$here/guest-args.sh"
+guest_args timeout=timeout_s mem=mem out=out_dir -- "$@" || usage
+[ "$GUEST_HELP" = 0 ] || help
+set -- "${GUEST_REST[@]}"
 guest_opts=()
-while [ $# -gt 0 ]; do
-    case $1 in
-        --timeout) [ $# -ge 2 ] || usage; timeout_s=$2; shift 2 ;;
-        --timeout=*) timeout_s=${1#*=}; shift ;;
-        --mem) [ $# -ge 2 ] || usage; guest_opts+=(--mem "$2"); shift 2 ;;
-        --mem=*) guest_opts+=("$1"); shift ;;
-        --out) [ $# -ge 2 ] || usage; out_dir=$2; shift 2 ;;
-        --out=*) out_dir=${1#*=}; shift ;;
-        --) shift; break ;;
-        -h|--help) help ;;
-        -*) echo "$prog: unknown option $1" >&2; usage ;;
-        *) break ;;
-    esac
-done
+[ -z "$mem" ] || guest_opts+=(--mem "$mem")
 [ $# -gt 0 ] || usage
 [[ $timeout_s =~ ^[0-9]+$ ]] || { echo "$prog: --timeout wants seconds" >&2; exit 2; }
 
