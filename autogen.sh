@@ -3,6 +3,8 @@
 # Regenerate the build system from configure.ac and Makefile.am.
 set -e
 cd "$(dirname "$0")"
-# Every tool's program, sources and page, from src/base/tools.h.
+# Every tool's program, sources and page, from src/base/tools.h, and the
+# committed lists of tools that cannot read it.
 python3 tools/gen-tools-am.py
+python3 tools/sync-tool-lists.py
 autoreconf --install --force

@@ -2,9 +2,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Every tool in every place src/README's "Adding a tool" names.  The list
 of tools is src/base/tools.h's rows (tools/tools_list.py); the build
-(tools.am), the tests, doc2man and the packages read them, so what is
-left to check is the main, the pages, the schema and cqperf-sweep, and
-the checklist itself."""
+(tools.am), the tests, doc2man and the packages read them, and
+tools/sync-tool-lists.py writes the lists that cannot (the schema's enum,
+cqperf-sweep's and cqperf-plot's tuples, cqperf(7)'s SEE ALSO).  What is
+left to check is that those lists follow the rows, the places a person
+writes (the main, the page, the integration test), and the checklist
+itself."""
+import glob
 import json
 import os
 import re
@@ -31,14 +35,21 @@ def make_var(makefile, name):
 
 
 def places(tool):
-    """(place, present) for each place a tool must appear in beyond its row
-    in src/base/tools.h, which the build (tools.am), the tests, doc2man
-    and the packages read."""
-    schema = json.loads(text("doc/cqperf-1.schema.json"))
+    """(place, present) for each place a person writes for a tool beyond
+    its row in src/base/tools.h."""
     return [
         ("src/tools/%s.c" % tool,
          os.path.exists(os.path.join(TOP, "src/tools/%s.c" % tool))),
         ("man/%s.1" % tool, os.path.exists(os.path.join(TOP, "man/%s.1" % tool))),
+        ("tests/integration/%s*.sh" % tool,
+         bool(glob.glob(os.path.join(TOP, "tests/integration/%s*.sh" % tool)))),
+    ]
+
+
+def synced(tool):
+    """(place, present) for each list sync-tool-lists.py writes."""
+    schema = json.loads(text("doc/cqperf-1.schema.json"))
+    return [
         ("man/cqperf.7 SEE ALSO", ".BR %s (1)" % tool in text("man/cqperf.7")),
         ("doc/cqperf-1.schema.json tool enum",
          tool in schema["properties"]["tool"]["enum"]),
@@ -65,9 +76,17 @@ def main():
               make_var(mk, "CQP_TOOL_BINARIES") == ["src/" + t for t in tools]
               and make_var(mk, "CQP_TOOL_PAGES") == ["man/%s.1" % t for t in tools])
     readme = text("src/README")
+    sync = subprocess.run([sys.executable,
+                           os.path.join(TOP, "tools", "sync-tool-lists.py"),
+                           "--check"], capture_output=True, text=True)
+    check("every list sync-tool-lists.py writes follows the rows",
+          sync.returncode == 0)
+    for line in (sync.stdout + sync.stderr).splitlines():
+        print("# " + line)
     for tool in tools:
-        missing = [p for p, ok in places(tool) if not ok]
-        check("%s: in every place (%d)" % (tool, len(places(tool))), not missing)
+        missing = [p for p, ok in places(tool) + synced(tool) if not ok]
+        check("%s: in every place (%d)" % (tool, len(places(tool)) +
+                                          len(synced(tool))), not missing)
         for p in missing:
             print("# %s is missing from %s" % (tool, p))
     # The checklist names every place this test checks, and no fewer.
@@ -78,7 +97,8 @@ def main():
         print("# src/README does not name " + p.split()[0])
     # The check itself: a tool that is nowhere is missing from every place.
     check("a tool that is nowhere is found missing everywhere",
-          not any(ok for _, ok in places("no_such_tool")))
+          not any(ok for _, ok in places("no_such_tool") +
+                  synced("no_such_tool")))
     finish()
 
 

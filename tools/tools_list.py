@@ -10,15 +10,22 @@ import sys
 
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                       "src", "base", "tools.h")
-ROW = re.compile(r'X\(a,\s*\w+,\s*"(\w+)",')
+ROW = re.compile(r'X\(a,\s*\w+,\s*"(\w+)",\s*([^,]+),')
+
+
+def rows():
+    """(name, classes) a tool, in the list's order; classes a set of the
+    CQP_TC_ words without their prefix, lower case ("bw", "ud"...)."""
+    text = open(HEADER).read()
+    body = text[text.index("#define CQP_TOOL_LIST"):]
+    body = body[:body.index("\n\n")]
+    return [(n, {c.lower() for c in re.findall(r"CQP_TC_(\w+)", cls)})
+            for n, cls in ROW.findall(body)]
 
 
 def names():
     """The tools' names, in the list's order."""
-    text = open(HEADER).read()
-    body = text[text.index("#define CQP_TOOL_LIST"):]
-    body = body[:body.index("\n\n")]
-    return ROW.findall(body)
+    return [n for n, _ in rows()]
 
 
 def main(argv):
