@@ -19,6 +19,7 @@ hands the inner part (--inner PAIRS CASE:ITERS...) to soft-RoCE
 (scripts/softroce-run.sh), or makes the report of earlier runs again
 (--report TSV).  Tested by tests/test_bench_harness.py.
 """
+import inspect
 import json
 import os
 import re
@@ -26,10 +27,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 
 from cqperfbench import COLUMNS, MIN_PAIRS, PerftestError, perftest_value, \
     pin, pool, summarize, work_report
-from cqperflib import UsageError, is_num, lookup
+from cqperflib import UsageError, arg_parser, is_num, lookup
 from cqperfproc import Processes, RunFailed, exit_text, read_text, write_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -61,9 +63,56 @@ INLINE = 0
 PASS_ENV = "BENCH_NO_PIN BENCH_VERB"
 
 
-class Usage(Exception):
-    """A bad command line: the message, if any, then the Usage lines of
-    the benchmark's script; exit 2."""
+# The settings of a benchmark: a flag each, whose default is its BENCH_*
+# variable, so that CI and older scripts that set those work on.  Each
+# benchmark lists those it takes (Bench.settings); --help shows them.
+# name: (variable, metavar or None for a switch, what it sets)
+SETTINGS = {
+    "pairs": ("BENCH_PAIRS", "N",
+              "pairs of runs, one run of each tool a pair, which goes "
+              "first alternating (default 7, from 7 to 1000; BENCH_RUNS "
+              "is its deprecated alias)"),
+    "modes": ("BENCH_MODES", "MODES",
+              'the completion modes measured: "poll", "event" or both '
+              "(default both)"),
+    "verb": ("BENCH_VERB", "VERB",
+             "the verb of ours, against perftest's tool for it (default "
+             "send); --report wants the run's"),
+    "rates": ("BENCH_RATES", "RATES",
+              "the offered rates in messages/s, blank-separated (default "
+              '"1000 5000 20000")'),
+    "connections": ("BENCH_CONNECTIONS", "N",
+                    "connections a run (default 500)"),
+    "work": ("BENCH_WORK", "0|1",
+             "0: no work figure (each tool's client once more under "
+             "callgrind after the pairs; default 1)"),
+    "no-pin": ("BENCH_NO_PIN", None,
+               "no pinning (default: both tools' servers on CPU 0, "
+               "clients on CPU 1)"),
+}
+
+
+def settings_help(names):
+    """The --help text of the settings names."""
+    opts = [("--out DIR", "where summary.json, runs.tsv and logs/ go "
+             "(default build/bench-NAME)"),
+            ("--timeout SEC", "the whole session's (default 1800 s and 30 s "
+             "a run)"),
+            ("--report TSV", "no runs: the report of an earlier runs.tsv "
+             "again (more than once: pooled, which wants --out)")]
+    for n in names:
+        var, meta, what = SETTINGS[n]
+        opts.append(("--%s %s" % (n, meta) if meta else "--" + n,
+                     "%s; %s" % (what, var)))
+    out = ["", "Options (a setting's default is its environment variable):"]
+    for flag, what in opts:
+        out += textwrap.wrap(what, 79, initial_indent="  %-16s" % flag,
+                             subsequent_indent=" " * 18)
+    out += [""] + textwrap.wrap(
+        "Exit status: 0 whatever the verdict (this is a measurement), 1 "
+        "when a run still fails after its retries, 2 on usage errors, else "
+        "softroce-run.sh's.", 79)
+    return "\n".join(out) + "\n"
 
 
 def rx_depth_for(iters):
@@ -288,6 +337,8 @@ class Bench:
     work_modes = ()
     # The two message counts whose difference leaves setup out.
     work_iters = (300, 1300)
+    # Its SETTINGS, as flags.
+    settings = ("pairs", "no-pin")
 
     def __init__(self, env=None, top=TOP, here=HERE):
         self.env = os.environ if env is None else env
@@ -655,15 +706,14 @@ class Bench:
         try:
             if argv[:1] == ["--inner"]:
                 return self.inner_main(argv[1:])
-            out, timeout, reports = self.parse(argv)
-            if reports:
-                return self.report_again(reports, out)
-            return self.outer(out, timeout)
-        except Usage as e:
-            if str(e):
-                self.say(str(e))
-            sys.stderr.write("".join(l + "\n" for l in self.usage_lines()))
-            return 2
+            a, given = self.parse(argv)
+            # The flags' settings over the environment's: a bench made
+            # with them (its cases and tools follow from its settings).
+            bench = type(self)(dict(self.env, **given), self.top,
+                               self.here) if given else self
+            if a.report:
+                return bench.report_again(a.report, a.out)
+            return bench.outer(a.out, a.timeout)
         except UsageError as e:
             self.say(str(e))
             return 2
@@ -671,34 +721,31 @@ class Bench:
             self.say("%s: %s" % (e.filename or "", e.strerror or e))
             return 1
 
-    def usage_lines(self):
-        """The script's "# Usage: " lines."""
-        text = read_text(os.path.join(self.here, self.prog))
-        return re.findall(r"^# ?Usage: (.*)$", text, re.M)
+    def help_text(self):
+        """--help: the benchmark's docstring, then its options."""
+        doc = inspect.cleandoc(self.__doc__ or "")
+        return "Usage: %s [OPTIONS]\n\n%s\n%s" % (
+            self.prog, doc, settings_help(self.settings))
 
     def parse(self, argv):
-        """(--out, --timeout, [--report...]) as the scripts took them."""
-        out = timeout = None
-        reports = []
-        args = list(argv)
-        while args:
-            a = args.pop(0)
-            opt, eq, val = a.partition("=")
-            if a in ("-h", "--help"):
-                raise Usage()
-            if opt not in ("--out", "--timeout", "--report"):
-                raise Usage("unknown argument %s" % a)
-            if not eq:
-                if not args:
-                    raise Usage()
-                val = args.pop(0)
-            if opt == "--out":
-                out = val
-            elif opt == "--timeout":
-                timeout = val
+        """(the arguments, {BENCH_* variable: value} of the settings
+        given as flags)."""
+        p = arg_parser(self.prog, self.help_text())
+        p.add_argument("--out")
+        p.add_argument("--timeout")
+        p.add_argument("--report", action="append", default=[])
+        for n in self.settings:
+            if SETTINGS[n][1]:
+                p.add_argument("--" + n)
             else:
-                reports.append(val)
-        return out, timeout, reports
+                p.add_argument("--" + n, action="store_true")
+        a = p.parse_args(argv)
+        given = {}
+        for n in self.settings:
+            v = getattr(a, n.replace("-", "_"))
+            if v not in (None, False):
+                given[SETTINGS[n][0]] = "1" if v is True else v
+        return a, given
 
     def report_again(self, reports, out):
         """--report TSV: the report of an earlier run again, here and now

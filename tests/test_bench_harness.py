@@ -381,14 +381,44 @@ check("stand-in: --report of its TSV gives the same summary",
 
 # ---- the command line ----
 
-usage = "bench-cq_poll_bw.sh [--out DIR] [--timeout SEC] [--report TSV]...\n"
+try_help = "Try 'bench-cq_poll_bw.sh --help'.\n"
 rc, err = main_of(cb.CqPollBw({}), ["--bogus"])
-check("usage: an unknown argument exits 2, naming it, then the Usage line",
-      rc == 2 and err == "bench-cq_poll_bw.sh: unknown argument --bogus\n" +
-      usage)
-for argv in (["--out"], ["--report"], ["-h"], ["--help"]):
-    check("usage: %s exits 2 with the Usage line" % " ".join(argv),
-          main_of(cb.CqPollBw({}), argv) == (2, usage))
+check("usage: an unknown argument exits 2, naming it",
+      rc == 2 and err == "bench-cq_poll_bw.sh: error: unrecognized "
+      "arguments: --bogus\n" + try_help)
+for argv in (["--out"], ["--report"], ["--pairs"]):
+    rc, err = main_of(cb.CqPollBw({}), argv)
+    check("usage: %s without its value exits 2, naming it" % argv[0],
+          rc == 2 and argv[0] in err and err.endswith(try_help))
+rc, err = main_of(cb.Rate({}), ["--verb", "write"])
+check("usage: a setting the benchmark does not take is refused",
+      rc == 2 and "--verb" in err)
+for argv in (["-h"], ["--help"]):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            rc = cb.CqPollBw({}).main(argv)
+        except SystemExit as e:
+            rc = e.code
+    text = out.getvalue()
+    check("usage: %s prints the class's docstring and its settings, "
+          "exit 0" % argv[0],
+          rc == 0 and text.startswith("Usage: bench-cq_poll_bw.sh [OPTIONS]\n\nSide-by-side "
+                                      "bandwidth of cq_poll_bw") and
+          "--pairs N" in text and "; BENCH_PAIRS" in text and
+          "--verb VERB" in text and "--rates" not in text)
+# A flag is its variable: over the environment's value, checked alike.
+rc, err = main_of(cb.CqPollBw({"BENCH_PAIRS": "9"}), ["--pairs", "3"])
+check("settings: --pairs 3 overrides BENCH_PAIRS=9 and is refused as it",
+      rc == 2 and "BENCH_PAIRS=3" in err)
+rc, err = main_of(cb.CqPollBw({}), ["--verb", "atomic"])
+check("settings: --verb atomic is refused as BENCH_VERB=atomic is",
+      rc == 2 and "BENCH_VERB wants" in err)
+b = cb.CqPollBw({})
+a, given = b.parse(["--modes", "poll", "--no-pin", "--work", "0"])
+check("settings: the flags give their variables",
+      given == {"BENCH_MODES": "poll", "BENCH_NO_PIN": "1",
+                "BENCH_WORK": "0"})
 check("usage: --timeout wants seconds",
       main_of(cb.CqPollBw({}), ["--timeout=1h", "--out", TMP]) ==
       (2, "bench-cq_poll_bw.sh: --timeout wants seconds\n"))
@@ -417,8 +447,8 @@ got = subprocess.run([os.path.join(TOP, "scripts", "bench-rate.sh"),
                       "--bogus"], capture_output=True, text=True)
 check("bench-rate.sh: the wrapper passes its arguments on",
       got.returncode == 2 and got.stderr ==
-      "bench-rate.sh: unknown argument --bogus\nbench-rate.sh [--out DIR]"
-      " [--timeout SEC] [--report TSV]...\n")
+      "bench-rate.sh: error: unrecognized arguments: --bogus\n"
+      "Try 'bench-rate.sh --help'.\n")
 
 
 def fake_tree(name):
