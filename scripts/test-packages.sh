@@ -19,14 +19,24 @@ name=$(basename "$tarball" .tar.gz) # cqperf-VERSION
 version=${name#cqperf-}
 
 # installed_files: what `make install` puts under /usr, one path a line,
-# man pages as packagers compress them.
+# man pages as packagers compress them.  From this tree's build when it
+# made the tarball (scripts/test.sh's: the same Makefile.am, and the
+# tarball holds every tracked file), installed with prefix /usr; else the
+# tarball is configured and built here.
 installed_files() {
 	local src=$work/install
-	mkdir -p "$src" && tar -C "$src" -xzf "$tarball" || return 1
-	(cd "$src/$name" && ./configure -q --prefix=/usr \
-		--with-bashcompletiondir=/usr/share/bash-completion/completions &&
-		make -s -j"$(nproc)" && make -s install DESTDIR="$src/root") \
-		>"$work/install.log" 2>&1 || return 1
+	mkdir -p "$src" || return 1
+	if grep -qx "PACKAGE_VERSION = $version" "$top/build/Makefile" 2>/dev/null &&
+		[ "$(dirname "$tarball")" = "$top/build" ]; then
+		make -s -C "$top/build" install prefix=/usr DESTDIR="$src/root" \
+			>"$work/install.log" 2>&1 || return 1
+	else
+		tar -C "$src" -xzf "$tarball" || return 1
+		(cd "$src/$name" && ./configure -q --prefix=/usr \
+			--with-bashcompletiondir=/usr/share/bash-completion/completions &&
+			make -s -j"$(nproc)" && make -s install DESTDIR="$src/root") \
+			>"$work/install.log" 2>&1 || return 1
+	fi
 	(cd "$src/root" && find . ! -type d | sed 's|^\.||; s|\(/man/man[0-9]/.*\)$|\1.gz|') |
 		sort
 }
