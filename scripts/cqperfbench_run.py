@@ -32,7 +32,8 @@ import textwrap
 from cqperfbench import COLUMNS, MIN_PAIRS, PerftestError, perftest_value, \
     pin, pool, summarize, work_report
 from cqperflib import UsageError, arg_parser, is_num, lookup
-from cqperfproc import Processes, RunFailed, exit_text, read_text, write_text
+from cqperfproc import RUN_TIMEOUT, Processes, RunFailed, exit_text, \
+    read_text, write_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -45,9 +46,8 @@ PORTS = {"ours": 18600, "theirs": 18515, "pingpong": 18700}
 PAIRS_DEFAULT = 7
 PAIRS_MAX = 1000
 ATTEMPTS = 3
-# Seconds: one server or client (timeout(1)); a server to listen; the
-# whole session, to which each run adds RUN_SHARE (all slow under TCG).
-RUN_TIMEOUT = 180
+# Seconds: the whole session, to which each run adds RUN_SHARE (slow
+# under TCG); a run's own is cqperfproc's RUN_TIMEOUT.
 SESSION_BASE = 1800
 RUN_SHARE = 30
 MODES = ("poll", "event")

@@ -13,7 +13,9 @@ import time
 
 from cqperflib import wait_listen
 
-# How long a server has to start listening.
+# Seconds, both slow under TCG: one server or client (its timeout(1)),
+# and a server to start listening.
+RUN_TIMEOUT = 180
 LISTEN_TIMEOUT = 30
 
 
