@@ -10,6 +10,7 @@ sync-tool-lists.py --check  change nothing; exit 1 naming what differs"""
 import os
 import re
 import sys
+import textwrap
 
 import tools_list
 
@@ -17,19 +18,15 @@ TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
 def py_tuple(name, items):
-    """NAME = ("a", "b", ...) folded within 79 columns, as pyflakes and
-    the scripts' style have it."""
-    words = ['"%s"' % i for i in items]
-    lines, cur = [], name + " = ("
-    indent = " " * len(cur)
-    for i, w in enumerate(words):
-        w += ")" if i == len(words) - 1 else ","
-        if len(cur) + len(w) + 1 > 79 and cur.strip() not in ("", name + " = ("):
-            lines.append(cur.rstrip())
-            cur = indent
-        cur += w if cur.endswith("(") or cur == indent else " " + w
-    lines.append(cur)
-    return "\n".join(lines)
+    """NAME = ("a", "b", ...) folded within 79 columns, as the scripts'
+    style has it (one item keeps its comma: a tuple, not a string)."""
+    head = name + " = ("
+    body = ", ".join('"%s"' % i for i in items) + ("," if len(items) == 1
+                                                    else "") + ")"
+    return "\n".join(textwrap.wrap(body, 79, initial_indent=head,
+                                   subsequent_indent=" " * len(head),
+                                   break_long_words=False,
+                                   break_on_hyphens=False))
 
 
 def with_class(cls):
