@@ -52,19 +52,11 @@ same_files() {
 		test -z "$missing" || sed 's/^/# missing: /' <<<"$missing"
 }
 
-# Both packages compare against the same list: made once a tarball (a
-# whole build), kept beside the kinds' folders until the tarball changes.
-list=$top/build/pkg/$name.installed
-if [ "$list" -nt "$tarball" ]; then
-	cp "$list" "$work/installed"
-else
-	installed_files >"$work/installed" || {
-		not_ok "make install from $tarball (log: $work/install.log)"
-		tail -20 "$work/install.log" | sed 's/^/# /'
-		exit 1
-	}
-	cp "$work/installed" "$list"
-fi
+installed_files >"$work/installed" || {
+	not_ok "make install from $tarball (log: $work/install.log)"
+	tail -20 "$work/install.log" | sed 's/^/# /'
+	exit 1
+}
 
 case $kind in
 deb)
