@@ -9,6 +9,7 @@
 #include "base/kv.h"
 #include "engine/measure.h"
 #include "report/report.h"
+#include "report/report_fields.h"
 #include "report/results.h"
 #include "render.h"
 #include "base/version.h"
@@ -1277,16 +1278,75 @@ static void test_open_loop(void)
 		free(s);
 	}
 	cqp_kv_writer_init(&w, rec, sizeof(rec));
-	cqp_open_loop_encode(&f.rows[0], &w);
+	cqp_row_figures_encode(&f.rows[0], &w);
 	memset(&back, 0, sizeof(back));
-	CHECK(cqp_open_loop_decode(&back, w.buf, w.len) == 0);
+	CHECK(cqp_row_figures_decode(&back, w.buf, w.len) == 0);
 	CHECK(back.open_loop && back.late_sends == 37);
 	CHECK(back.achieved_rate == 18000 && back.arrival_cv == 0.97);
 	CHECK(back.service_lat_us.p99 == 6.5);
 	/* A closed-loop record leaves the row closed. */
 	memset(&back, 0, sizeof(back));
-	CHECK(cqp_open_loop_decode(&back, "lat_us_p50=1\n", 12) == 0);
+	CHECK(cqp_row_figures_decode(&back, "lat_us_p50=1\n", 12) == 0);
 	CHECK(!back.open_loop);
+}
+
+/* Every figure of cqp_row_fields that a side may lack crosses the oob:
+ * a new row in the table travels without a codec of its own. */
+static void test_row_figures_wire(void)
+{
+	struct cqp_row mine, back;
+	char rec[4096];
+	struct cqp_kv_writer w;
+	unsigned crossed = 0;
+
+	memset(&mine, 0, sizeof(mine));
+	mine.has_bw = mine.has_lat = mine.has_delivery = true;
+	mine.has_lost = mine.open_loop = true;
+	for (size_t i = 0; i < cqp_n_row_fields; i++) {
+		const struct row_field *f = &cqp_row_fields[i];
+		char *at = (char *)&mine + f->offset;
+
+		if (f->value || f->type == FIELD_TEXT)
+			continue;
+		for (size_t k = 0; k < f->size / 8; k++) {
+			double d = 100.0 + (double)(i * 10 + k);
+			uint64_t u = 100 + i * 10 + k;
+
+			if (f->type == FIELD_U64)
+				memcpy(at + 8 * k, &u, 8);
+			else
+				memcpy(at + 8 * k, &d, 8);
+		}
+	}
+	mine.iterations = 5000;
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_row_figures_encode(&mine, &w);
+	memset(&back, 0, sizeof(back));
+	CHECK(cqp_row_figures_decode(&back, w.buf, w.len) == 0);
+	CHECK(back.iterations == 5000 && back.has_bw && back.has_lat);
+	CHECK(back.has_delivery && back.has_lost && back.open_loop);
+	for (size_t i = 0; i < cqp_n_row_fields; i++) {
+		const struct row_field *f = &cqp_row_fields[i];
+		bool wired = !f->value && f->group >= RG_BW;
+
+		if (!wired)
+			continue;
+		crossed++;
+		if (f->type == FIELD_LAT) { /* its eight figures, not count */
+			for (unsigned k = 0; k < N_LAT_FIELDS; k++)
+				if (cqp_lat_value(
+					(void *)((char *)&mine + f->offset),
+					&cqp_lat_fields[k]) !=
+				    cqp_lat_value(
+					(void *)((char *)&back + f->offset),
+					&cqp_lat_fields[k]))
+					CHECK_STR(f->key, "(crossed)");
+		} else if (memcmp((char *)&mine + f->offset,
+				  (char *)&back + f->offset, f->size) != 0) {
+			CHECK_STR(f->key, "(crossed)");
+		}
+	}
+	CHECK(crossed >= 14);
 }
 
 /* The bandwidth tools' model check: min(R, 1/t) wakeups per second. */
@@ -1361,6 +1421,7 @@ int main(void)
 	test_json_writer();
 	test_projection_check();
 	test_open_loop();
+	test_row_figures_wire();
 	if (have_python()) {
 		test_json_report();
 		test_json_lat_extras();

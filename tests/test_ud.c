@@ -86,12 +86,12 @@ static void test_delivery_exchange(void)
 	server.rx_dry = 7;
 
 	cqp_kv_writer_init(&w, buf, sizeof(buf));
-	cqp_delivery_encode(&server, &w);
-	CHECK(cqp_delivery_decode(&client, buf, w.len) == 0);
+	cqp_row_figures_encode(&server, &w);
+	CHECK(cqp_row_figures_decode(&client, buf, w.len) == 0);
 	cqp_kv_writer_init(&w, buf, sizeof(buf));
 	client.received = 2900; /* already merged: encode what it knows */
-	cqp_delivery_encode(&client, &w);
-	CHECK(cqp_delivery_decode(&server, buf, w.len) == 0);
+	cqp_row_figures_encode(&client, &w);
+	CHECK(cqp_row_figures_decode(&server, buf, w.len) == 0);
 	CHECK(client.sent == 3000 && client.received == 2900 &&
 	      client.rx_dry == 7);
 	CHECK(server.sent == 3000 && server.received == 2900 &&
@@ -104,12 +104,13 @@ static void test_delivery_exchange(void)
 	client.has_lost = true;
 	client.lost = 22;
 	cqp_kv_writer_init(&w, buf, sizeof(buf));
-	cqp_delivery_encode(&client, &w);
-	CHECK(cqp_delivery_decode(&server, buf, w.len) == 0);
+	cqp_row_figures_encode(&client, &w);
+	CHECK(cqp_row_figures_decode(&server, buf, w.len) == 0);
 	CHECK(server.has_lost && server.lost == 22 && !server.has_delivery);
 
 	/* A malformed figure is a protocol error, not a silent zero. */
-	CHECK(cqp_delivery_decode(&server, "sent=lots\n", 10) < 0);
+	CHECK(cqp_row_figures_decode(&server, "has_delivery=1\nsent=lots\n",
+				     25) < 0);
 	CHECK(cqp_errcode() == CQP_E_PROTO);
 	cqp_errclear();
 }

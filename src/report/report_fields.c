@@ -333,42 +333,138 @@ static bool has_bw(const struct cqp_row *row)
 	return row->has_bw;
 }
 
-#define ROW(key, type, group, member)                                          \
+/* Nothing timed: in cm_event_stress, an event no call of this side's
+ * waited for (one the peer's call raised here) has a count but no
+ * latency. */
+#define DASH_LAT                                                               \
+	"a latency is - where nothing was timed (cm_event_stress: an event "   \
+	"no call of this side's waited for)"
+#define LAT_HEAD(head, under)                                                  \
 	{                                                                      \
-		key, type, group, offsetof(struct cqp_row, member), NULL,      \
-		    NULL, true                                                 \
+		head, NULL, RF_US, 0, under, DASH_LAT                          \
 	}
-const struct row_field cqp_row_fields[] = {
-    ROW("side", FIELD_TEXT, RG_EVENT, side),
-    ROW("event", FIELD_TEXT, RG_EVENT, label),
-    ROW("count", FIELD_U64, RG_EVENT, count),
-    ROW("rate_per_s", FIELD_DOUBLE, RG_EVENT, rate_per_s),
-    ROW("label", FIELD_TEXT, RG_LABEL, label),
-    ROW("verb", FIELD_TEXT, RG_VERB, verb),
-    ROW("bytes", FIELD_U64, RG_SIZE, bytes),
-    ROW("iterations", FIELD_U64, RG_SIZE, iterations),
-    ROW("bw_peak_gbps", FIELD_DOUBLE, RG_BW, bw_peak_gbps),
-    ROW("bw_avg_gbps", FIELD_DOUBLE, RG_BW, bw_avg_gbps),
-    ROW("msg_rate_mpps", FIELD_DOUBLE, RG_BW, msg_rate_mpps),
-    ROW("sent", FIELD_U64, RG_DELIVERY, sent),
-    ROW("received", FIELD_U64, RG_DELIVERY, received),
-    {"loss_pct", FIELD_DOUBLE, RG_DELIVERY, 0, loss_pct, NULL, true},
-    ROW("rx_dry", FIELD_U64, RG_DELIVERY, rx_dry),
-    /* One copy per message is the rule: said only when it is not. */
-    {"fanout", FIELD_U64, RG_DELIVERY, offsetof(struct cqp_row, fanout), NULL,
-     fanned_out, false},
-    {"wire_eff_pct", FIELD_DOUBLE, RG_DELIVERY, 0, wire_eff_pct, has_bw, true},
-    ROW("lost_exchanges", FIELD_U64, RG_LOST, lost),
-    ROW("lat_us", FIELD_LAT, RG_LAT, lat_us),
-    ROW("offered_rate", FIELD_DOUBLE, RG_OPEN, offered_rate),
-    ROW("achieved_rate", FIELD_DOUBLE, RG_OPEN, achieved_rate),
-    ROW("late_sends", FIELD_U64, RG_OPEN, late_sends),
-    ROW("arrival_cv", FIELD_DOUBLE, RG_OPEN, arrival_cv),
-    ROW("service_lat_us", FIELD_LAT, RG_OPEN_LAT, service_lat_us),
+
+/* A row's latency in the human table: cm_event_stress puts one event on
+ * a line, and its t_stdev and p99.99 in the JSON (the notes say so). */
+static const struct row_head lat_heads[N_LAT_FIELDS] = {
+    LAT_HEAD("t_min[usec]", 0),
+    LAT_HEAD("p50", 0),
+    LAT_HEAD("t_avg", 0),
+    LAT_HEAD("t_stdev", RG_BIT(RG_EVENT)),
+    LAT_HEAD("p99", 0),
+    LAT_HEAD("p99.9", 0),
+    LAT_HEAD("p99.99", RG_BIT(RG_EVENT) | RG_BIT(RG_LOST)),
+    LAT_HEAD("t_max", 0),
 };
-#undef ROW
+
+/* An open loop's service time: its p50 and p99, under the row. */
+static const struct row_head service_heads[N_LAT_FIELDS] = {
+    [1] = {"svc p50", NULL, RF_US, 0, RG_ALWAYS, NULL},
+    [4] = {"svc p99", NULL, RF_US, 0, RG_ALWAYS, NULL},
+};
+
+#define AT(member)                                                             \
+	offsetof(struct cqp_row, member),                                      \
+	    sizeof(((struct cqp_row *)NULL)->member), NULL, NULL, true
+#define HEAD(head, fmt)                                                        \
+	{                                                                      \
+		head, NULL, fmt, 0, 0, NULL                                    \
+	}
+#define NO_HEAD                                                                \
+	{                                                                      \
+		NULL, NULL, RF_NONE, 0, 0, NULL                                \
+	}
+#define UNDER(head, fmt)                                                       \
+	{                                                                      \
+		head, NULL, fmt, 0, RG_ALWAYS, NULL                            \
+	}
+
+const struct row_field cqp_row_fields[] = {
+    {"side", FIELD_TEXT, RG_EVENT, AT(side), HEAD("side", RF_TEXT), NULL},
+    {"event", FIELD_TEXT, RG_EVENT, AT(label), HEAD("event", RF_EVENT), NULL},
+    {"count", FIELD_U64, RG_EVENT, AT(count), HEAD("count", RF_U64), NULL},
+    {"rate_per_s", FIELD_DOUBLE, RG_EVENT, AT(rate_per_s),
+     HEAD("events/s", RF_RATE), NULL},
+    {"label", FIELD_TEXT, RG_LABEL, AT(label), HEAD("mode", RF_LABEL), NULL},
+    {"verb", FIELD_TEXT, RG_VERB, AT(verb), NO_HEAD, NULL},
+    {"bytes", FIELD_U64, RG_SIZE, AT(bytes), HEAD("#bytes", RF_U64), NULL},
+    {"iterations", FIELD_U64, RG_SIZE, AT(iterations),
+     HEAD("#iterations", RF_U64), NULL},
+    {"bw_peak_gbps",
+     FIELD_DOUBLE,
+     RG_BW,
+     AT(bw_peak_gbps),
+     {"BW peak[MB/sec]", "BW peak[Gb/sec]", RF_BW, 2, 0,
+      "BW peak needs a step of two 50 ms windows or more"},
+     NULL},
+    {"bw_avg_gbps",
+     FIELD_DOUBLE,
+     RG_BW,
+     AT(bw_avg_gbps),
+     {"BW average[MB/sec]", "BW average[Gb/sec]", RF_BW, 2, 0, NULL},
+     NULL},
+    {"msg_rate_mpps",
+     FIELD_DOUBLE,
+     RG_BW,
+     AT(msg_rate_mpps),
+     {"MsgRate[Mpps]", NULL, RF_FIXED, 6, 0, NULL},
+     NULL},
+    {"sent", FIELD_U64, RG_DELIVERY, AT(sent), NO_HEAD, NULL},
+    {"received", FIELD_U64, RG_DELIVERY, AT(received), NO_HEAD, NULL},
+    {"loss_pct",
+     FIELD_DOUBLE,
+     RG_DELIVERY,
+     0,
+     0,
+     loss_pct,
+     NULL,
+     true,
+     {"loss%", NULL, RF_FIXED, 2, 0, NULL},
+     NULL},
+    {"rx_dry", FIELD_U64, RG_DELIVERY, AT(rx_dry), NO_HEAD, NULL},
+    /* One copy per message is the rule: said only when it is not. */
+    {"fanout", FIELD_U64, RG_DELIVERY, offsetof(struct cqp_row, fanout),
+     sizeof(uint64_t), NULL, fanned_out, false, NO_HEAD, NULL},
+    {"wire_eff_pct",
+     FIELD_DOUBLE,
+     RG_DELIVERY,
+     0,
+     0,
+     wire_eff_pct,
+     has_bw,
+     true,
+     {"wire eff%", NULL, RF_FIXED, 1, 0, NULL},
+     NULL},
+    {"lost_exchanges", FIELD_U64, RG_LOST, AT(lost), HEAD("lost", RF_U64),
+     NULL},
+    {"lat_us", FIELD_LAT, RG_LAT, AT(lat_us), NO_HEAD, lat_heads},
+    {"offered_rate", FIELD_DOUBLE, RG_OPEN, AT(offered_rate),
+     UNDER("offered/s", RF_RATE), NULL},
+    {"achieved_rate", FIELD_DOUBLE, RG_OPEN, AT(achieved_rate),
+     UNDER("achieved/s", RF_RATE), NULL},
+    {"late_sends", FIELD_U64, RG_OPEN, AT(late_sends), UNDER("late", RF_U64),
+     NULL},
+    {"arrival_cv", FIELD_DOUBLE, RG_OPEN, AT(arrival_cv), NO_HEAD, NULL},
+    {"service_lat_us", FIELD_LAT, RG_OPEN_LAT, AT(service_lat_us), NO_HEAD,
+     service_heads},
+};
+#undef AT
+#undef HEAD
+#undef NO_HEAD
+#undef UNDER
 const size_t cqp_n_row_fields =
     sizeof(cqp_row_fields) / sizeof(cqp_row_fields[0]);
+
+double cqp_row_double(const struct cqp_report *r, const struct cqp_row *row,
+		      const struct row_field *f)
+{
+	double x;
+
+	if (f->value)
+		return f->value(r, row);
+	memcpy(&x, (const char *)row + f->offset, sizeof(x));
+	return x;
+}
 
 bool cqp_row_has(const struct cqp_row *row, enum row_group g)
 {

@@ -105,7 +105,7 @@ struct lat_field {
 extern const struct lat_field cqp_lat_fields[N_LAT_FIELDS];
 double cqp_lat_value(const struct cqp_summary *s, const struct lat_field *f);
 
-/* ---- a row's own figures (struct cqp_row), for JSON and CSV ---- */
+/* ---- a row's own figures (struct cqp_row), for every format ---- */
 
 /* When a row has a figure: each group is one of the row's kinds or
  * flags (a size row or a CM event row, has_bw, has_delivery, ...). */
@@ -121,23 +121,60 @@ enum row_group {
 	RG_OPEN,     /* open_loop (--rate) */
 	RG_OPEN_LAT, /* open_loop and has_lat */
 };
+#define RG_BIT(g) (1u << (g))
+#define RG_ALWAYS (~0u)
 
-/* One key of a row, in the order JSON and CSV list them: at offset, or
- * derived by value(); json_if, when set, must hold for JSON to write it
- * (fanout only past 1); csv: whether CSV has the column. */
+/* How the human table prints a figure. */
+enum row_fmt {
+	RF_NONE,  /* not in the human table */
+	RF_TEXT,  /* as it is */
+	RF_EVENT, /* an rdma_cm event without RDMA_CM_EVENT_ */
+	RF_LABEL, /* text, "-" where empty */
+	RF_U64,
+	RF_RATE,  /* k/M */
+	RF_BW,	  /* Gb/s in the row: MB/s (2^20 bytes, as perftest) or Gb/s */
+	RF_FIXED, /* decimals */
+	RF_US,	  /* microseconds */
+};
+
+/* A column of the human table: heading (head_gbits under --report_gbits),
+ * under: the row groups that, when the table holds one, put it under the
+ * row rather than on it (RG_ALWAYS: always); dash: what a "-" in it means,
+ * for the notes under the table. */
+struct row_head {
+	const char *head, *head_gbits;
+	enum row_fmt fmt;
+	int decimals;
+	unsigned under;
+	const char *dash;
+};
+
+/* One figure of a row, in the order every format lists it: its key in
+ * JSON and over the out-of-band channel (results.c), its CSV column
+ * (csv: whether CSV has it; a latency summary is eight, KEY_min ...),
+ * its human column (human; a latency summary's are lat[], one per
+ * cqp_lat_fields, RF_NONE where it has none).  At offset, or derived by
+ * value() (offset and size 0), which is never sent: the receiver
+ * computes it.  json_if, when
+ * set, must hold for JSON to write it (fanout only past 1). */
 struct row_field {
 	const char *key;
 	enum field_type type;
 	enum row_group group;
-	size_t offset;
+	size_t offset, size; /* size: of the member (a text's room) */
 	double (*value)(const struct cqp_report *r, const struct cqp_row *row);
 	bool (*json_if)(const struct cqp_row *row);
 	bool csv;
+	struct row_head human;
+	const struct row_head *lat;
 };
 extern const struct row_field cqp_row_fields[];
 extern const size_t cqp_n_row_fields;
 /* Whether this row has the group's figures; whether some row does. */
 bool cqp_row_has(const struct cqp_row *row, enum row_group g);
+/* A double figure's value (at offset, or derived). */
+double cqp_row_double(const struct cqp_report *r, const struct cqp_row *row,
+		      const struct row_field *f);
 
 /* ---- what the rows hold, so that every format shows the same columns */
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The human report's row table.  Each column is one entry of a table
- * below (header, which rows have it, where it goes, its cell), as wide
- * as its widest cell over all rows.  By default a row is one line of its
- * speed figures, perftest's columns first; under it, indented, the
- * figures that do not fit there (open loop, some tails) and a line per
- * side of its cost.  --wide puts all of it on one line, as the report
- * did before it fit CQP_HUMAN_COLS. */
+/* The human report's row table.  A row's columns are the human heads of
+ * its figures in cqp_row_fields (report_fields.c), a side's cost the
+ * table below; each as wide as its widest cell over all rows.  By
+ * default a row is one line of its speed figures, perftest's columns
+ * first; under it, indented, the figures that do not fit there (open
+ * loop, some tails) and a line per side of its cost.  --wide puts all of it on
+ * one line, as the report did before it fit CQP_HUMAN_COLS. */
 #include "report/report_text.h"
 
 #include <inttypes.h>
@@ -13,161 +13,90 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BIT(g) (1u << (g))
-#define ALWAYS (~0u) /* under the row whatever the table holds */
+/* ---- a row's own figures: cqp_row_fields' human columns ---- */
 
-/* ---- a row's own figures ---- */
-
-typedef void row_cell_fn(const struct cqp_report *r, const struct cqp_row *row,
-			 int arg, char *v, size_t cap);
-
+/* A column: a field and, for a latency summary, which of its figures. */
 struct row_col {
-	const char *head, *head_gbits;
-	enum row_group need; /* shown when some row has it; "-" in others */
-	unsigned under;	     /* row_group bits: with one, under the row */
-	row_cell_fn *cell;
-	int arg;
-	const char *dash; /* what a "-" in it means, for the notes */
+	const struct row_field *f;
+	const struct row_head *h;
+	unsigned sub; /* index in cqp_lat_fields */
 };
 
-static void c_side(const struct cqp_report *r, const struct cqp_row *row,
-		   int arg, char *v, size_t cap)
+#define MAX_ROW_COLS 48
+
+static unsigned row_cols(struct row_col *c, unsigned cap)
 {
-	(void)r, (void)arg;
-	snprintf(v, cap, "%s", row->side);
+	unsigned n = 0;
+
+	for (size_t i = 0; i < cqp_n_row_fields; i++) {
+		const struct row_field *f = &cqp_row_fields[i];
+		unsigned nsub = f->type == FIELD_LAT ? N_LAT_FIELDS : 1;
+
+		for (unsigned k = 0; k < nsub && n < cap; k++) {
+			const struct row_head *h =
+			    f->type == FIELD_LAT ? &f->lat[k] : &f->human;
+
+			if (h->fmt != RF_NONE)
+				c[n++] = (struct row_col){f, h, k};
+		}
+	}
+	return n;
 }
 
 /* rdma_event_str()'s names without the prefix every one of them has. */
-static void c_event(const struct cqp_report *r, const struct cqp_row *row,
-		    int arg, char *v, size_t cap)
+static const char *event_name(const char *name)
 {
 	static const char prefix[] = "RDMA_CM_EVENT_";
-	const char *name = row->label;
 
-	(void)r, (void)arg;
 	if (strncmp(name, prefix, sizeof(prefix) - 1) == 0)
 		name += sizeof(prefix) - 1;
-	snprintf(v, cap, "%s", name);
+	return name;
 }
 
-static void c_label(const struct cqp_report *r, const struct cqp_row *row,
-		    int arg, char *v, size_t cap)
+static void row_cell(const struct row_col *k, const struct cqp_report *r,
+		     const struct cqp_row *row, char *v, size_t cap)
 {
-	(void)r, (void)arg;
-	snprintf(v, cap, "%s", row->label[0] ? row->label : "-");
-}
-
-/* arg: byte offset of a uint64_t in the row. */
-static void c_u64(const struct cqp_report *r, const struct cqp_row *row,
-		  int arg, char *v, size_t cap)
-{
-	uint64_t x;
-
-	(void)r;
-	memcpy(&x, (const char *)row + arg, sizeof(x));
-	snprintf(v, cap, "%" PRIu64, x);
-}
-
-/* arg: byte offset of a double in the row, a rate. */
-static void c_rate(const struct cqp_report *r, const struct cqp_row *row,
-		   int arg, char *v, size_t cap)
-{
-	double x;
-
-	(void)r;
-	memcpy(&x, (const char *)row + arg, sizeof(x));
-	cqp_fmt_rate(v, cap, x, "");
-}
-
-/* arg 0 peak, 1 average; MB = 2^20 bytes, as perftest prints. */
-static void c_bw(const struct cqp_report *r, const struct cqp_row *row, int arg,
-		 char *v, size_t cap)
-{
+	const char *at = (const char *)row + k->f->offset;
 	bool gbits = r->params && r->params->report_gbits;
-	double f = gbits ? 1.0 : 1e9 / 8 / 1048576.0;
+	uint64_t u;
 
-	cqp_fmt_fixed(v, cap, 2,
-		      (arg ? row->bw_avg_gbps : row->bw_peak_gbps) * f);
+	switch (k->h->fmt) {
+	case RF_TEXT:
+		snprintf(v, cap, "%s", at);
+		break;
+	case RF_EVENT:
+		snprintf(v, cap, "%s", event_name(at));
+		break;
+	case RF_LABEL:
+		snprintf(v, cap, "%s", *at ? at : "-");
+		break;
+	case RF_U64:
+		memcpy(&u, at, sizeof(u));
+		snprintf(v, cap, "%" PRIu64, u);
+		break;
+	case RF_RATE:
+		cqp_fmt_rate(v, cap, cqp_row_double(r, row, k->f), "");
+		break;
+	case RF_BW:
+		cqp_fmt_fixed(v, cap, k->h->decimals,
+			      cqp_row_double(r, row, k->f) *
+				  (gbits ? 1.0 : 1e9 / 8 / 1048576.0));
+		break;
+	case RF_FIXED:
+		cqp_fmt_fixed(v, cap, k->h->decimals,
+			      cqp_row_double(r, row, k->f));
+		break;
+	case RF_US:
+		cqp_fmt_us(v, cap,
+			   cqp_lat_value((const struct cqp_summary *)at,
+					 &cqp_lat_fields[k->sub]));
+		break;
+	case RF_NONE:
+	default:
+		snprintf(v, cap, "-");
+		break;
+	}
 }
-
-static void c_mpps(const struct cqp_report *r, const struct cqp_row *row,
-		   int arg, char *v, size_t cap)
-{
-	(void)r, (void)arg;
-	cqp_fmt_fixed(v, cap, 6, row->msg_rate_mpps);
-}
-
-static void c_loss(const struct cqp_report *r, const struct cqp_row *row,
-		   int arg, char *v, size_t cap)
-{
-	(void)r, (void)arg;
-	cqp_fmt_fixed(v, cap, 2, cqp_row_loss_pct(row));
-}
-
-static void c_wire(const struct cqp_report *r, const struct cqp_row *row,
-		   int arg, char *v, size_t cap)
-{
-	(void)arg;
-	cqp_fmt_fixed(v, cap, 1,
-		      cqp_wire_eff_pct(row->bytes, r->dev.wire_overhead));
-}
-
-/* arg: index in cqp_lat_fields. */
-static void c_lat(const struct cqp_report *r, const struct cqp_row *row,
-		  int arg, char *v, size_t cap)
-{
-	(void)r;
-	cqp_fmt_us(v, cap, cqp_lat_value(&row->lat_us, &cqp_lat_fields[arg]));
-}
-
-/* arg 0 p50, 1 p99 of the service time. */
-static void c_svc(const struct cqp_report *r, const struct cqp_row *row,
-		  int arg, char *v, size_t cap)
-{
-	(void)r;
-	cqp_fmt_us(v, cap,
-		   arg ? row->service_lat_us.p99 : row->service_lat_us.p50);
-}
-
-#define OFFU(f) ((int)offsetof(struct cqp_row, f))
-/* Nothing timed: in cm_event_stress, an event no call of this side's
- * waited for (one the peer's call raised here) has a count but no
- * latency. */
-#define DASH_LAT                                                               \
-	"a latency is - where nothing was timed (cm_event_stress: an event "   \
-	"no call of this side's waited for)"
-
-/* In the order they print.  The latency columns follow cqp_lat_fields. */
-static const struct row_col row_cols[] = {
-    {"side", NULL, RG_EVENT, 0, c_side, 0, NULL},
-    {"event", NULL, RG_EVENT, 0, c_event, 0, NULL},
-    {"count", NULL, RG_EVENT, 0, c_u64, OFFU(count), NULL},
-    {"events/s", NULL, RG_EVENT, 0, c_rate, OFFU(rate_per_s), NULL},
-    {"mode", NULL, RG_LABEL, 0, c_label, 0, NULL},
-    {"#bytes", NULL, RG_SIZE, 0, c_u64, OFFU(bytes), NULL},
-    {"#iterations", NULL, RG_SIZE, 0, c_u64, OFFU(iterations), NULL},
-    {"offered/s", NULL, RG_OPEN, ALWAYS, c_rate, OFFU(offered_rate), NULL},
-    {"achieved/s", NULL, RG_OPEN, ALWAYS, c_rate, OFFU(achieved_rate), NULL},
-    {"late", NULL, RG_OPEN, ALWAYS, c_u64, OFFU(late_sends), NULL},
-    {"BW peak[MB/sec]", "BW peak[Gb/sec]", RG_BW, 0, c_bw, 0,
-     "BW peak needs a step of two 50 ms windows or more"},
-    {"BW average[MB/sec]", "BW average[Gb/sec]", RG_BW, 0, c_bw, 1, NULL},
-    {"MsgRate[Mpps]", NULL, RG_BW, 0, c_mpps, 0, NULL},
-    {"loss%", NULL, RG_DELIVERY, 0, c_loss, 0, NULL},
-    {"wire eff%", NULL, RG_DELIVERY, 0, c_wire, 0, NULL},
-    {"lost", NULL, RG_LOST, 0, c_u64, OFFU(lost), NULL},
-    {"t_min[usec]", NULL, RG_LAT, 0, c_lat, 0, DASH_LAT},
-    {"p50", NULL, RG_LAT, 0, c_lat, 1, DASH_LAT},
-    {"t_avg", NULL, RG_LAT, 0, c_lat, 2, DASH_LAT},
-    {"t_stdev", NULL, RG_LAT, BIT(RG_EVENT), c_lat, 3, DASH_LAT},
-    {"p99", NULL, RG_LAT, 0, c_lat, 4, DASH_LAT},
-    {"p99.9", NULL, RG_LAT, 0, c_lat, 5, DASH_LAT},
-    {"p99.99", NULL, RG_LAT, BIT(RG_EVENT) | BIT(RG_LOST), c_lat, 6, DASH_LAT},
-    {"t_max", NULL, RG_LAT, 0, c_lat, 7, DASH_LAT},
-    {"svc p50", NULL, RG_OPEN_LAT, ALWAYS, c_svc, 0, NULL},
-    {"svc p99", NULL, RG_OPEN_LAT, ALWAYS, c_svc, 1, NULL},
-};
-#define N_ROW_COLS (sizeof(row_cols) / sizeof(row_cols[0]))
 
 /* ---- a side's cost ---- */
 
@@ -349,8 +278,8 @@ static void inst_cell(const struct inst *in, const struct cqp_report *r,
 	} else if (in->kind == K_ROW) {
 		const struct row_col *k = in->col;
 
-		if (cqp_row_has(row, k->need))
-			k->cell(r, row, k->arg, v, cap);
+		if (cqp_row_has(row, k->f->group))
+			row_cell(k, r, row, v, cap);
 		else
 			snprintf(v, cap, "-");
 	} else {
@@ -370,6 +299,7 @@ struct layout {
 	const char *dashes[MAX_DASHES];
 	unsigned ndashes;
 	bool below_tick, has_machine;
+	struct row_col cols[MAX_ROW_COLS]; /* what K_ROW instances point to */
 };
 
 /* A "-" printed in column in: its reason, once. */
@@ -381,10 +311,11 @@ static void note_dash(struct layout *L, const struct inst *in,
 	if (in->kind == K_ROW) {
 		const struct row_col *k = in->col;
 
-		why = !cqp_row_has(row, k->need)
+		why = !cqp_row_has(row, k->f->group)
 			  ? "- elsewhere: not measured in that row"
-		      : k->dash ? k->dash
-				: "- elsewhere: no figure (cqperf(7), OUTPUT)";
+		      : k->h->dash
+			  ? k->h->dash
+			  : "- elsewhere: no figure (cqperf(7), OUTPUT)";
 	} else if (in->kind == K_COST) {
 		const struct cqp_cost *c = side ? &row->server : &row->client;
 		const struct cost_col *k = in->col;
@@ -407,16 +338,17 @@ static bool row_col_shown(const struct row_col *k, const struct shape *s,
 {
 	unsigned bits = 0;
 
-	if (!cqp_shape_has(s, k->need))
+	if (!cqp_shape_has(s, k->f->group))
 		return false;
 	/* cm_event_stress: one line an event; its t_stdev and p99.99 are
 	 * the JSON's (the notes say so). */
-	if (!wide && (k->under & BIT(RG_EVENT)) && cqp_shape_has(s, RG_EVENT))
+	if (!wide && (k->h->under & RG_BIT(RG_EVENT)) &&
+	    cqp_shape_has(s, RG_EVENT))
 		return false;
 	for (unsigned g = 0; g <= RG_OPEN_LAT; g++)
 		if (cqp_shape_has(s, (enum row_group)g))
-			bits |= BIT(g);
-	return ((k->under & bits) != 0) == under;
+			bits |= RG_BIT(g);
+	return ((k->h->under & bits) != 0) == under;
 }
 
 static bool cost_col_shown(const struct cost_col *k, const struct shape *s)
@@ -457,22 +389,25 @@ static void build(struct layout *L, const struct cqp_report *r,
 		  const struct shape *s, bool wide)
 {
 	bool gbits = r->params && r->params->report_gbits;
+	unsigned ncols;
 
 	memset(L, 0, sizeof(*L));
+	ncols = row_cols(L->cols, MAX_ROW_COLS);
 	L->sides[0] = s->client;
 	L->sides[1] = s->server;
 	L->under.indent = L->cost.indent = L->idle.indent = INDENT;
 	L->policy.indent = INDENT;
 	L->main.indent = "";
 	for (int under = 0; under < 2; under++)
-		for (size_t i = 0; i < N_ROW_COLS; i++) {
-			const struct row_col *k = &row_cols[i];
+		for (unsigned i = 0; i < ncols; i++) {
+			const struct row_col *k = &L->cols[i];
+			const struct row_head *h = k->h;
 
 			if (row_col_shown(k, s, under, wide))
 				band_add(under && !wide ? &L->under : &L->main,
 					 K_ROW, k, -1,
-					 gbits && k->head_gbits ? k->head_gbits
-								: k->head);
+					 gbits && h->head_gbits ? h->head_gbits
+								: h->head);
 		}
 	if (wide) {
 		for (int side = 0; side < 2; side++)

@@ -11,168 +11,194 @@
 #include "base/error.h"
 #include "report/report_fields.h"
 
-/* The latency summary as kv keys PREFIXlat_us_min ... PREFIXlat_us_max. */
-static void lat_encode_as(const struct cqp_summary *s, const char *prefix,
-			  struct cqp_kv_writer *w)
+/* ---- a row's figures (cqp_row_fields) over the out-of-band channel ---- */
+
+/* How a group of figures crosses: the bool that says a side has them, and
+ * what the receiver does with the peer's.  Merged: each side counts half
+ * (the client what it sent, the server what arrived) and leaves the other
+ * half at zero, so the larger is the truth.  Adopted: one side measured
+ * them (the client, the traffic) and a side that has none takes them. */
+struct row_wire {
+	const char *key;
+	size_t has;
+	bool merge;
+	unsigned groups; /* RG_BIT()s */
+};
+
+#define HAS(flag) offsetof(struct cqp_row, flag)
+static const struct row_wire wires[] = {
+    {"has_bw", HAS(has_bw), false, RG_BIT(RG_BW)},
+    {"has_lat", HAS(has_lat), false, RG_BIT(RG_LAT)},
+    {"has_delivery", HAS(has_delivery), true, RG_BIT(RG_DELIVERY)},
+    {"has_lost", HAS(has_lost), true, RG_BIT(RG_LOST)},
+    {"open_loop", HAS(open_loop), false, RG_BIT(RG_OPEN) | RG_BIT(RG_OPEN_LAT)},
+};
+#undef HAS
+#define N_WIRES (sizeof(wires) / sizeof(wires[0]))
+
+static bool *row_flag(struct cqp_row *row, const struct row_wire *rw)
 {
+	return (bool *)((char *)row + rw->has);
+}
+
+/* The wire of a figure that crosses (-1: both sides know it, it is
+ * derived, or it is an event row's, which cqp_event_row_* carry). */
+static int wire_of(const struct row_field *f)
+{
+	for (unsigned i = 0; !f->value && i < N_WIRES; i++)
+		if (wires[i].groups & RG_BIT(f->group))
+			return (int)i;
+	return -1;
+}
+
+/* The key of field f (sub: its latency figure) under prefix. */
+static const char *field_key(char *buf, size_t cap, const char *prefix,
+			     const struct row_field *f, unsigned sub)
+{
+	if (f->type == FIELD_LAT)
+		snprintf(buf, cap, "%s%s_%s", prefix, f->key,
+			 cqp_lat_fields[sub].key);
+	else
+		snprintf(buf, cap, "%s%s", prefix, f->key);
+	return buf;
+}
+
+static void field_encode(const struct cqp_row *row, const struct row_field *f,
+			 const char *prefix, struct cqp_kv_writer *w)
+{
+	const char *at = (const char *)row + f->offset;
 	char key[64];
 
-	for (unsigned i = 0; i < N_LAT_FIELDS; i++) {
-		snprintf(key, sizeof(key), "%slat_us_%s", prefix,
-			 cqp_lat_fields[i].key);
-		cqp_kv_add_double(w, key, cqp_lat_value(s, &cqp_lat_fields[i]));
+	for (unsigned k = 0; k < (f->type == FIELD_LAT ? N_LAT_FIELDS : 1);
+	     k++) {
+		field_key(key, sizeof(key), prefix, f, k);
+		if (f->type == FIELD_TEXT)
+			cqp_kv_add_str(w, key, at);
+		else if (f->type == FIELD_U64)
+			cqp_kv_add_u64(w, key, *(const uint64_t *)at);
+		else if (f->type == FIELD_LAT)
+			cqp_kv_add_double(
+			    w, key,
+			    cqp_lat_value((const struct cqp_summary *)at,
+					  &cqp_lat_fields[k]));
+		else
+			cqp_kv_add_double(w, key, *(const double *)at);
 	}
 }
 
-static int lat_decode_as(struct cqp_summary *s, const char *prefix,
-			 const char *text, size_t len)
+/* Into row, or for a merged counter the larger of row's and the peer's. */
+static int field_decode(struct cqp_row *row, const struct row_field *f,
+			const char *prefix, bool merge, const char *text,
+			size_t len)
 {
+	char *at = (char *)row + f->offset;
 	char key[64];
+	int rc = 0;
 
-	for (unsigned i = 0; i < N_LAT_FIELDS; i++) {
-		int rc;
+	for (unsigned k = 0;
+	     rc >= 0 && k < (f->type == FIELD_LAT ? N_LAT_FIELDS : 1); k++) {
+		field_key(key, sizeof(key), prefix, f, k);
+		if (f->type == FIELD_TEXT) {
+			rc = cqp_kv_get_str(text, len, key, at, f->size);
+		} else if (f->type == FIELD_U64) {
+			uint64_t v;
 
-		snprintf(key, sizeof(key), "%slat_us_%s", prefix,
-			 cqp_lat_fields[i].key);
-		rc = cqp_kv_get_double(
-		    text, len, key,
-		    (double *)((char *)s + cqp_lat_fields[i].offset));
+			rc = cqp_kv_get_u64(text, len, key, &v);
+			if (rc >= 0 && (!merge || v > *(uint64_t *)at))
+				*(uint64_t *)at = v;
+		} else {
+			rc = cqp_kv_get_double(
+			    text, len, key,
+			    (double *)(at + (f->type == FIELD_LAT
+						 ? cqp_lat_fields[k].offset
+						 : 0)));
+		}
+	}
+	return rc;
+}
+
+void cqp_row_figures_encode(const struct cqp_row *row, struct cqp_kv_writer *w)
+{
+	struct cqp_row *r = (struct cqp_row *)row;
+
+	cqp_kv_add_u64(w, "iterations", row->iterations);
+	for (unsigned i = 0; i < N_WIRES; i++)
+		cqp_kv_add_u64(w, wires[i].key, *row_flag(r, &wires[i]));
+	for (size_t i = 0; i < cqp_n_row_fields; i++) {
+		int k = wire_of(&cqp_row_fields[i]);
+
+		if (k >= 0 && *row_flag(r, &wires[k]))
+			field_encode(row, &cqp_row_fields[i], "", w);
+	}
+}
+
+int cqp_row_figures_decode(struct cqp_row *row, const char *text, size_t len)
+{
+	const unsigned traffic = RG_BIT(RG_BW) | RG_BIT(RG_LAT);
+	bool take[N_WIRES], adopted = false;
+	int rc;
+
+	/* What the peer has that this side takes. */
+	for (unsigned i = 0; i < N_WIRES; i++) {
+		uint64_t theirs = 0;
+
+		rc = cqp_kv_has(text, len, wires[i].key)
+			 ? cqp_kv_get_u64(text, len, wires[i].key, &theirs)
+			 : 0;
+		if (rc < 0)
+			return rc;
+		take[i] =
+		    theirs && (wires[i].merge || !*row_flag(row, &wires[i]));
+		adopted |= take[i] && (wires[i].groups & traffic);
+	}
+	for (size_t i = 0; i < cqp_n_row_fields; i++) {
+		int k = wire_of(&cqp_row_fields[i]);
+
+		if (k < 0 || !take[k])
+			continue;
+		rc = field_decode(row, &cqp_row_fields[i], "", wires[k].merge,
+				  text, len);
 		if (rc < 0)
 			return rc;
 	}
+	for (unsigned i = 0; i < N_WIRES; i++)
+		if (take[i])
+			*row_flag(row, &wires[i]) = true;
+	/* The client measured the traffic: the server counts its messages. */
+	if (adopted)
+		return cqp_kv_get_u64(text, len, "iterations",
+				      &row->iterations);
 	return 0;
 }
 
-void cqp_lat_encode(const struct cqp_summary *s, struct cqp_kv_writer *w)
+/* cm_event_stress's rows: the event's figures and its latency. */
+static bool event_field(const struct row_field *f)
 {
-	lat_encode_as(s, "", w);
-}
-
-int cqp_lat_decode(struct cqp_summary *s, const char *text, size_t len)
-{
-	return lat_decode_as(s, "", text, len);
-}
-
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
-
-/* A row's delivery counters, each sent when the bool at `has` is set. */
-static const struct delivery_field {
-	const char *key;
-	size_t off, has;
-} delivery_fields[] = {
-    {"sent", offsetof(struct cqp_row, sent),
-     offsetof(struct cqp_row, has_delivery)},
-    {"fanout", offsetof(struct cqp_row, fanout),
-     offsetof(struct cqp_row, has_delivery)},
-    {"received", offsetof(struct cqp_row, received),
-     offsetof(struct cqp_row, has_delivery)},
-    {"rx_dry", offsetof(struct cqp_row, rx_dry),
-     offsetof(struct cqp_row, has_delivery)},
-    {"lost", offsetof(struct cqp_row, lost),
-     offsetof(struct cqp_row, has_lost)},
-};
-#define N_DELIVERY_FIELDS (sizeof(delivery_fields) / sizeof(delivery_fields[0]))
-
-void cqp_delivery_encode(const struct cqp_row *row, struct cqp_kv_writer *w)
-{
-	for (size_t i = 0; i < N_DELIVERY_FIELDS; i++) {
-		const struct delivery_field *f = &delivery_fields[i];
-
-		if (*(const bool *)((const char *)row + f->has))
-			cqp_kv_add_u64(
-			    w, f->key,
-			    *(const uint64_t *)((const char *)row + f->off));
-	}
-}
-
-/* The client knows what it sent, the server what arrived: each side
- * leaves the other's figures at zero, so the larger one is the truth. */
-int cqp_delivery_decode(struct cqp_row *row, const char *text, size_t len)
-{
-	for (size_t i = 0; i < N_DELIVERY_FIELDS; i++) {
-		const struct delivery_field *f = &delivery_fields[i];
-		uint64_t *dst = (uint64_t *)((char *)row + f->off);
-		uint64_t v;
-
-		if (!cqp_kv_has(text, len, f->key))
-			continue;
-		if (cqp_kv_get_u64(text, len, f->key, &v) < 0)
-			return cqp_fail(CQP_E_PROTO, "bad '%s' in results",
-					f->key);
-		*dst = max_u64(*dst, v);
-		*(bool *)((char *)row + f->has) = true;
-	}
-	return 0;
-}
-
-void cqp_open_loop_encode(const struct cqp_row *row, struct cqp_kv_writer *w)
-{
-	if (!row->open_loop)
-		return;
-	cqp_kv_add_u64(w, "open_loop", 1);
-	cqp_kv_add_double(w, "offered_rate", row->offered_rate);
-	cqp_kv_add_double(w, "achieved_rate", row->achieved_rate);
-	cqp_kv_add_double(w, "arrival_cv", row->arrival_cv);
-	cqp_kv_add_u64(w, "late_sends", row->late_sends);
-	lat_encode_as(&row->service_lat_us, "service_", w);
-}
-
-int cqp_open_loop_decode(struct cqp_row *row, const char *text, size_t len)
-{
-	int rc;
-
-	if (row->open_loop || !cqp_kv_has(text, len, "open_loop"))
-		return 0;
-	if ((rc = cqp_kv_get_double(text, len, "offered_rate",
-				    &row->offered_rate)) < 0 ||
-	    (rc = cqp_kv_get_double(text, len, "achieved_rate",
-				    &row->achieved_rate)) < 0 ||
-	    (rc = cqp_kv_get_double(text, len, "arrival_cv",
-				    &row->arrival_cv)) < 0 ||
-	    (rc = cqp_kv_get_u64(text, len, "late_sends", &row->late_sends)) <
-		0 ||
-	    (rc = lat_decode_as(&row->service_lat_us, "service_", text, len)) <
-		0)
-		return rc;
-	row->open_loop = true;
-	return 0;
+	return (f->group == RG_EVENT && strcmp(f->key, "side") != 0) ||
+	       f->group == RG_LAT;
 }
 
 void cqp_event_row_encode(const struct cqp_row *row, const char *prefix,
 			  struct cqp_kv_writer *w)
 {
-	char key[64];
-
-	snprintf(key, sizeof(key), "%sevent", prefix);
-	cqp_kv_add_str(w, key, row->label);
-	snprintf(key, sizeof(key), "%scount", prefix);
-	cqp_kv_add_u64(w, key, row->count);
-	snprintf(key, sizeof(key), "%srate_per_s", prefix);
-	cqp_kv_add_double(w, key, row->rate_per_s);
-	lat_encode_as(&row->lat_us, prefix, w);
+	for (size_t i = 0; i < cqp_n_row_fields; i++)
+		if (event_field(&cqp_row_fields[i]))
+			field_encode(row, &cqp_row_fields[i], prefix, w);
 }
 
 int cqp_event_row_decode(struct cqp_row *row, const char *prefix,
 			 const char *text, size_t len)
 {
-	char key[64];
-	int rc;
+	for (size_t i = 0; i < cqp_n_row_fields; i++) {
+		int rc;
 
-	snprintf(key, sizeof(key), "%sevent", prefix);
-	if ((rc = cqp_kv_get_str(text, len, key, row->label,
-				 sizeof(row->label))) < 0)
-		return rc;
-	snprintf(key, sizeof(key), "%scount", prefix);
-	if ((rc = cqp_kv_get_u64(text, len, key, &row->count)) < 0)
-		return rc;
-	snprintf(key, sizeof(key), "%srate_per_s", prefix);
-	if ((rc = cqp_kv_get_double(text, len, key, &row->rate_per_s)) < 0)
-		return rc;
-	if ((rc = lat_decode_as(&row->lat_us, prefix, text, len)) < 0)
-		return rc;
+		if (!event_field(&cqp_row_fields[i]))
+			continue;
+		rc = field_decode(row, &cqp_row_fields[i], prefix, false, text,
+				  len);
+		if (rc < 0)
+			return rc;
+	}
 	row->has_lat = true;
 	return 0;
 }
@@ -379,52 +405,15 @@ void cqp_results_encode(const struct cqp_row *row, const struct cqp_cost *mine,
 {
 	cqp_cost_encode(mine, w);
 	cqp_threads_encode(mine, w);
-	cqp_kv_add_u64(w, "iterations", row->iterations);
-	cqp_kv_add_u64(w, "has_bw", row->has_bw);
-	cqp_kv_add_double(w, "bw_peak_gbps", row->bw_peak_gbps);
-	cqp_kv_add_double(w, "bw_avg_gbps", row->bw_avg_gbps);
-	cqp_kv_add_double(w, "msg_rate_mpps", row->msg_rate_mpps);
-	cqp_kv_add_u64(w, "has_lat", row->has_lat);
-	cqp_lat_encode(&row->lat_us, w);
-	cqp_delivery_encode(row, w);
-	cqp_open_loop_encode(row, w);
+	cqp_row_figures_encode(row, w);
 }
 
 int cqp_results_decode(struct cqp_row *row, struct cqp_cost *theirs,
 		       const char *text, size_t len)
 {
-	uint64_t has_bw, has_lat;
 	int rc = cqp_cost_decode(theirs, text, len);
 
 	if (rc < 0 || (rc = cqp_threads_decode(theirs, text, len)) < 0)
 		return rc;
-	if ((rc = cqp_delivery_decode(row, text, len)) < 0 ||
-	    (rc = cqp_open_loop_decode(row, text, len)) < 0)
-		return rc;
-	if ((rc = cqp_kv_get_u64(text, len, "has_bw", &has_bw)) < 0 ||
-	    (rc = cqp_kv_get_u64(text, len, "has_lat", &has_lat)) < 0)
-		return rc;
-	/* The client measured the traffic: the server adopts its figures. */
-	if ((has_bw && !row->has_bw) || (has_lat && !row->has_lat)) {
-		rc = cqp_kv_get_u64(text, len, "iterations", &row->iterations);
-		if (rc < 0)
-			return rc;
-	}
-	if (has_bw && !row->has_bw) {
-		row->has_bw = true;
-		if ((rc = cqp_kv_get_double(text, len, "bw_peak_gbps",
-					    &row->bw_peak_gbps)) < 0 ||
-		    (rc = cqp_kv_get_double(text, len, "bw_avg_gbps",
-					    &row->bw_avg_gbps)) < 0 ||
-		    (rc = cqp_kv_get_double(text, len, "msg_rate_mpps",
-					    &row->msg_rate_mpps)) < 0)
-			return rc;
-	}
-	if (has_lat && !row->has_lat) {
-		row->has_lat = true;
-		rc = cqp_lat_decode(&row->lat_us, text, len);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
+	return cqp_row_figures_decode(row, text, len);
 }

@@ -19,14 +19,12 @@ void cqp_results_encode(const struct cqp_row *row, const struct cqp_cost *mine,
 int cqp_results_decode(struct cqp_row *row, struct cqp_cost *theirs,
 		       const char *text, size_t len);
 
-/* The row's delivery figures as kv, and merged back from the peer's. */
-void cqp_delivery_encode(const struct cqp_row *row, struct cqp_kv_writer *w);
-int cqp_delivery_decode(struct cqp_row *row, const char *text, size_t len);
-
-/* An open-loop row's figures (the client measured them) as kv, and
- * adopted from the peer's record by a side that has none. */
-void cqp_open_loop_encode(const struct cqp_row *row, struct cqp_kv_writer *w);
-int cqp_open_loop_decode(struct cqp_row *row, const char *text, size_t len);
+/* A row's figures (cqp_row_fields) that one side may lack, as kv; and
+ * the peer's merged into row: UD's delivery counters by the larger, the
+ * figures only the client measured (bandwidth, latency, open loop)
+ * adopted by a side that has none. */
+void cqp_row_figures_encode(const struct cqp_row *row, struct cqp_kv_writer *w);
+int cqp_row_figures_decode(struct cqp_row *row, const char *text, size_t len);
 
 /* An event row's figures as kv under prefix ("s0_"), and back. */
 void cqp_event_row_encode(const struct cqp_row *row, const char *prefix,
@@ -47,8 +45,5 @@ void cqp_cost_encode_as(const struct cqp_cost *c, const char *prefix,
 			struct cqp_kv_writer *w);
 int cqp_cost_decode_as(struct cqp_cost *c, const char *prefix, const char *text,
 		       size_t len);
-/* The same for a latency summary (keys lat_us_min ... lat_us_max). */
-void cqp_lat_encode(const struct cqp_summary *s, struct cqp_kv_writer *w);
-int cqp_lat_decode(struct cqp_summary *s, const char *text, size_t len);
 
 #endif
