@@ -5,6 +5,6 @@ set -e
 cd "$(dirname "$0")"
 # Every tool's program, sources and page, from src/base/tools.h, and the
 # committed lists of tools that cannot read it.
-python3 tools/gen-tools-am.py
-python3 tools/sync-tool-lists.py
+python3 gen/gen-tools-am.py
+python3 gen/sync-tool-lists.py
 autoreconf --install --force

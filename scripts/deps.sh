@@ -8,21 +8,21 @@ set -euo pipefail
 build_pkgs=(gcc make autoconf automake libtool pkg-config libibverbs-dev
             librdmacm-dev python3 valgrind)
 runtime_pkgs=(rdma-core ibverbs-utils rdmacm-utils perftest iproute2 kmod)
-# scripts/cqperf-plot draws sweep results with matplotlib.
+# scripts/installed/cqperf-plot draws sweep results with matplotlib.
 plot_pkgs=(python3-matplotlib)
 # Every JSON document the tests write is validated against
 # doc/cqperf-1.schema.json (tests/schema_check.py).
 schema_pkgs=(python3-jsonschema)
-# scripts/test-packages.sh builds the .deb (lintian checks it) and the
+# scripts/dev/test-packages.sh builds the .deb (lintian checks it) and the
 # .rpm from the make dist tarball.
 package_pkgs=(debhelper dpkg-dev lintian rpm)
 # The fuzz smoke run (tests/fuzz/smoke.sh): libFuzzer lives in
 # libclang-rt-dev, only a Recommends of clang, which
 # --no-install-recommends skips.
 fuzz_pkgs=(clang libclang-rt-dev)
-# The guest harness (scripts/softroce-guest.sh) boots a distribution kernel
+# The guest harness (scripts/guest/softroce-guest.sh) boots a distribution kernel
 # under QEMU with a busybox initramfs; apt-get/dpkg-deb fetch the kernel.
-# scripts/lint.sh: the C formatting, the shell scripts, the Python.
+# scripts/dev/lint.sh: the C formatting, the shell scripts, the Python.
 lint_pkgs=(clang-format shellcheck pyflakes3)
 guest_pkgs=(qemu-system-x86 busybox-static cpio)
 # The launchers' two-node test (tests/twonode/launchers.sh) runs a real

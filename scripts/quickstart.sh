@@ -6,7 +6,7 @@
 #
 # Usage: quickstart.sh [--size SIZE] [--iters N]
 #
-# Soft-RoCE comes from scripts/softroce-run.sh: the host's rdma_rxe when the
+# Soft-RoCE comes from scripts/guest/softroce-run.sh: the host's rdma_rxe when the
 # kernel has it, else a throw-away QEMU guest. Exit status: 0 when every
 # run passed, non-zero otherwise.
 set -euo pipefail
@@ -19,7 +19,7 @@ usage() { sed -n 's/^# \{0,1\}Usage: //p' "$0" >&2; exit 2; }
 
 # ---------------------------------------------------------------------------
 # Inner part, on soft-RoCE: one persistent server, one client per mode
-# (--inner SIZE ITERS [MODE...]; scripts/readme-examples.sh runs the first).
+# (--inner SIZE ITERS [MODE...]; scripts/dev/readme-examples.sh runs the first).
 if [ "${1:-}" = --inner ]; then
     size=$2 iters=$3
     shift 3
@@ -29,7 +29,7 @@ if [ "${1:-}" = --inner ]; then
     server_log=${CQPERF_OUT:?}/server.log
     port=18600
 
-    . "$here/serve.sh"
+    . "$here/guest/serve.sh"
     # Stop the server however we leave; a signal must run the EXIT trap too.
     trap serve_stop EXIT
     trap 'exit 143' TERM
@@ -88,4 +88,4 @@ fi
 make -C build -j"$(nproc)" >/dev/null
 [ -x "$bin" ] || { echo "$prog: build did not produce $bin" >&2; exit 1; }
 
-"$here/softroce-run.sh" --timeout 600 -- "$here/$prog" --inner "$size" "$iters"
+"$here/guest/softroce-run.sh" --timeout 600 -- "$here/$prog" --inner "$size" "$iters"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# The test command: install what is missing, lint the tree (scripts/lint.sh),
+# The test command: install what is missing, lint the tree (scripts/dev/lint.sh),
 # build (rdma-core's warning set, warnings are errors),
 # run the unit tests and `make distcheck`, build with AddressSanitizer and
 # UBSan, then run the soft-RoCE integration suite (on the host's rxe when
@@ -55,7 +55,7 @@ if [ -x /usr/bin/python3 ]; then
 fi
 mkdir -p "$log"
 # Formatting, shellcheck and pyflakes: findings fail the run, not the build.
-step lint scripts/lint.sh
+step lint scripts/dev/lint.sh
 step autogen ./autogen.sh || summary
 step configure sh -c 'mkdir -p build && cd build && ../configure --enable-werror' || summary
 step build make -C build -j"$(nproc)" || summary
@@ -96,9 +96,9 @@ else
 	echo "skip - dist-complete (not a git checkout)"
 	skipped=$((skipped + 1))
 fi
-# The packages, from the tarball distcheck made (scripts/test-packages.sh).
-step package-deb scripts/test-packages.sh deb "$tarball"
-step package-rpm scripts/test-packages.sh rpm "$tarball"
+# The packages, from the tarball distcheck made (scripts/dev/test-packages.sh).
+step package-deb scripts/dev/test-packages.sh deb "$tarball"
+step package-rpm scripts/dev/test-packages.sh rpm "$tarball"
 step asan-build sh -c 'mkdir -p build-asan && cd build-asan &&
 	../configure --enable-werror --enable-sanitizers && make -j'"$(nproc)"
 
@@ -132,7 +132,7 @@ add_suite fuzz "$fz_log" "${PIPESTATUS[0]}"
 # Integration on soft-RoCE: its checks are counted individually.
 it_log=$log/integration.log
 CQPERF_PASS_ENV="CQPERF_ASAN_BIN" CQPERF_ASAN_BIN="$top/build-asan/src" \
-	"$top/scripts/softroce-run.sh" --timeout "${CQPERF_IT_TIMEOUT:-3600}" -- \
+	"$top/scripts/guest/softroce-run.sh" --timeout "${CQPERF_IT_TIMEOUT:-3600}" -- \
 	"$top/tests/integration/run.sh" "$top/build/src" 2>&1 | tee "$it_log"
 add_suite integration "$it_log" "${PIPESTATUS[0]}"
 
@@ -142,7 +142,7 @@ ck_log=$log/clock.log
 "$top/tests/clock/run.sh" "$top/build/src" 2>&1 | tee "$ck_log"
 add_suite clock "$ck_log" "${PIPESTATUS[0]}"
 
-# tools/libqcount.so in a guest booted with it (boots its own).
+# qemu-plugins/libqcount.so in a guest booted with it (boots its own).
 qc_log=$log/qcount.log
 "$top/tests/qcount/run.sh" "$top/build/src" 2>&1 | tee "$qc_log"
 add_suite qcount "$qc_log" "${PIPESTATUS[0]}"
@@ -159,7 +159,7 @@ ln_log=$log/launchers.log
 "$top/tests/twonode/launchers.sh" "$top/build/src" 2>&1 | tee "$ln_log"
 add_suite launchers "$ln_log" "${PIPESTATUS[0]}"
 
-# The regression gate users run in their CI (scripts/cqperf-regress against
+# The regression gate users run in their CI (scripts/installed/cqperf-regress against
 # the committed ci/baseline), and proof that it catches planted regressions.
 rg_log=$log/regress.log
 "$top/tests/regress/run.sh" "$top/build/src" 2>&1 | tee "$rg_log"

@@ -5,9 +5,9 @@
 # CHECKS_FAILED, and JSON assertions over a cqperf document.
 
 # cqp_tools: every tool's name, a line each, from its row in
-# src/base/tools.h (tools/tools_list.py): no suite repeats the list.
+# src/base/tools.h (gen/tools_list.py): no suite repeats the list.
 cqp_tools() {
-	python3 "$(dirname "${BASH_SOURCE[0]}")/../tools/tools_list.py"
+	python3 "$(dirname "${BASH_SOURCE[0]}")/../gen/tools_list.py"
 }
 
 CHECKS_PASSED=0

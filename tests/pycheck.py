@@ -9,7 +9,7 @@ passed = failed = 0
 
 
 def load_script(path, name):
-    """A program without a .py suffix (scripts/cqperf-regress), loaded as
+    """A program without a .py suffix (scripts/installed/cqperf-regress), loaded as
     a module so that its functions can be tested."""
     loader = importlib.machinery.SourceFileLoader(name, path)
     mod = importlib.util.module_from_spec(

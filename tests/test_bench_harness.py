@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""Unit tests of the benchmark harness (scripts/cqperfbench_run.py and
-the benchmarks of scripts/cqperf-bench) without a device: the cases and
+"""Unit tests of the benchmark harness (scripts/bench/cqperfbench_run.py and
+the benchmarks of scripts/bench/cqperf-bench) without a device: the cases and
 pairs from the environment, the order of the runs in pairs, retries, the
 runs.tsv round trip, the command line (usage errors exit 2; the hand-over
 to softroce-run.sh, a stand-in here), and the inner part end to end with
@@ -27,13 +27,15 @@ import time
 TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
 TOP = os.path.abspath(TOP)
-sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests")]
+sys.path[:0] = [os.path.join(TOP, "scripts", d)
+                for d in ("installed", "bench", "dev")] + [
+    os.path.join(TOP, "tests")]
 import cqperfbench as cbs  # noqa: E402
 import cqperfbench_run as h  # noqa: E402
 from cqperflib import UsageError  # noqa: E402
 from pycheck import check, finish, load_script  # noqa: E402
 
-PROGRAM = os.path.join(TOP, "scripts", "cqperf-bench")
+PROGRAM = os.path.join(TOP, "scripts", "bench", "cqperf-bench")
 cb = load_script(PROGRAM, "cqperf_bench")
 
 FAKE = os.path.join(TOP, "tests", "fake_bench_tool.py")
@@ -443,7 +445,7 @@ for argv, what in (([], "no benchmark"), (["bogus"], "an unknown one")):
                          capture_output=True, text=True)
     check("cqperf-bench: %s exits 2 naming the benchmarks" % what,
           got.returncode == 2 and "cq_poll_bw, cq_event_lat" in got.stderr)
-got = subprocess.run([os.path.join(TOP, "scripts", "bench-rate.sh"),
+got = subprocess.run([os.path.join(TOP, "scripts", "bench", "bench-rate.sh"),
                       "--bogus"], capture_output=True, text=True)
 check("bench-rate.sh: the wrapper passes its arguments on",
       got.returncode == 2 and got.stderr ==
@@ -456,7 +458,7 @@ def fake_tree(name):
     softroce-run.sh that notes how it was run and exits 3; the stand-in as
     each other command in a bin/ folder."""
     top = os.path.join(TMP, name)
-    for d in ("build/src", "scripts", "bin", "state"):
+    for d in ("build/src", "scripts/guest", "scripts/bench", "bin", "state"):
         os.makedirs(os.path.join(top, d), exist_ok=True)
     for tool in ("cq_poll_bw", "ud_send_bw", "cq_event_lat", "ud_send_lat",
                  "cm_event_stress"):
@@ -465,7 +467,7 @@ def fake_tree(name):
                  "ibv_ud_pingpong", "ibv_devinfo", "cmtime", "rdma",
                  "valgrind"):
         os.symlink(FAKE, os.path.join(top, "bin", tool))
-    run = os.path.join(top, "scripts", "softroce-run.sh")
+    run = os.path.join(top, "scripts", "guest", "softroce-run.sh")
     with open(run, "w") as f:
         f.write('#!/bin/sh\n{ pwd; echo "$CQPERF_PASS_ENV"; '
                 'printf "%s\\n" "$@"; } >"$(dirname "$0")/ran"\nexit 3\n')
@@ -478,16 +480,16 @@ env = {"PATH": os.path.join(top, "bin") + ":" + os.environ["PATH"],
        "BENCH_MODES": "poll", "CQPERF_PASS_ENV": "X"}
 out = os.path.join(top, "results")
 os.makedirs(os.path.join(out, "logs"))
-bench = cb.CqPollBw(env, top, os.path.join(top, "scripts"))
+bench = cb.CqPollBw(env, top, os.path.join(top, "scripts", "bench"))
 rc, err = main_of(bench, ["--out", out])
-ran = read(os.path.join(top, "scripts", "ran")).splitlines()
+ran = read(os.path.join(top, "scripts", "guest", "ran")).splitlines()
 check("outer: softroce-run.sh's exit status", rc == 3)
 check("outer: run from the tree, BENCH_NO_PIN and BENCH_VERB handed to"
       " the guest", ran[:2] == [top, "X BENCH_NO_PIN BENCH_VERB"])
 check("outer: the inner part's command line, the deadline 1800 s + 30 s a"
       " run", ran[2:] == [
           "--timeout", str(1800 + 30 * 3 * 7 * 2), "--out", out, "--",
-          os.path.join(top, "scripts", "cqperf-bench"), "cq_poll_bw",
+          os.path.join(top, "scripts", "bench", "cqperf-bench"), "cq_poll_bw",
           "--inner", "7", "poll-64:50000", "poll-4096:20000",
           "poll-65536:2000"])
 check("outer: says how soft-RoCE ended and where the results are, an"
@@ -495,19 +497,19 @@ check("outer: says how soft-RoCE ended and where the results are, an"
       err == "bench-cq_poll_bw.sh: softroce-run.sh exited 3\n"
       "bench-cq_poll_bw.sh: results in %s (summary.json, runs.tsv,"
       " logs/)\n" % out and not os.path.exists(os.path.join(out, "logs")))
-rc, err = main_of(cb.CqPollBw(env, top, os.path.join(top, "scripts")),
+rc, err = main_of(cb.CqPollBw(env, top, os.path.join(top, "scripts", "bench")),
                   ["--timeout", "60", "--out", out])
 check("outer: --timeout given", rc == 3 and read(os.path.join(
-    top, "scripts", "ran")).splitlines()[3] == "60")
+    top, "scripts", "guest", "ran")).splitlines()[3] == "60")
 os.remove(os.path.join(top, "bin", "ib_send_bw"))
 check("outer: a missing command exits 1, with where it comes from",
       main_of(cb.CqPollBw(dict(env, PATH=os.path.join(top, "bin")), top,
-                          os.path.join(top, "scripts")),
+                          os.path.join(top, "scripts", "bench")),
               ["--out", out]) ==
       (1, "bench-cq_poll_bw.sh: ib_send_bw missing (scripts/deps.sh"
        " installs perftest)\n"))
 check("outer: threads (ours against ours) needs no perftest",
-      main_of(cb.Threads(env, top, os.path.join(top, "scripts")),
+      main_of(cb.Threads(env, top, os.path.join(top, "scripts", "bench")),
               ["--out", out])[0] == 3)
 check("outer: a missing build exits 1",
       main_of(cb.CqEventLat(env, os.path.join(TMP, "none")),

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# The statistics of the side-by-side benchmarks (scripts/cqperfbench.py,
+# The statistics of the side-by-side benchmarks (scripts/installed/cqperfbench.py,
 # through each scripts/bench-*.sh --report TSV) against hand-made runs.tsv
 # files: ours clearly faster is "ahead" with an interval above 1, clearly
 # slower "behind" with one below 1, two noisy but equal tools "parity";
@@ -19,7 +19,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd) || exit 99
 : "${top_srcdir:=$here/..}"
 top_srcdir=$(cd "$top_srcdir" && pwd) || exit 99
-scripts=$top_srcdir/scripts
+scripts=$top_srcdir/scripts/bench
 # shellcheck source=tests/checks.sh
 . "$top_srcdir/tests/checks.sh"
 

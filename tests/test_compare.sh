@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# scripts/cqperf-compare against hand-written cqperf/1 documents (one run
+# scripts/installed/cqperf-compare against hand-written cqperf/1 documents (one run
 # each of cq_poll_bw, cq_event_lat --compare-modes, ud_send_bw, ud_send_lat
 # and cm_event_stress): identical runs and noise within the limits pass, a
 # planted regression fails and is named, overrides take effect, a missing
@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd) || exit 99
 : "${top_srcdir:=$here/..}"
 : "${top_builddir:=$here/..}"
 top_srcdir=$(cd "$top_srcdir" && pwd) || exit 99
-tool=$top_srcdir/scripts/cqperf-compare
+tool=$top_srcdir/scripts/installed/cqperf-compare
 
 if ! command -v python3 >/dev/null 2>&1; then
 	echo "SKIP: python3 is not installed (cqperf-compare needs it)"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # The bash completion script generated from the option table
-# ($top_builddir/cqperf.bash, made by tools/gen-completion) must complete,
+# ($top_builddir/cqperf.bash, made by gen/gen-completion) must complete,
 # for every binary, exactly the options its --help lists: each long and
 # short option, none of another binary's, the words of every option whose
 # --help range is a list of words ("--cq-mode poll", "--cq-mode=poll",
@@ -39,7 +39,7 @@ here=$(cd "$(dirname "$0")" && pwd) || exit 99
 : "${top_builddir:=$here/..}"
 script=${CQP_COMPLETION:-$top_builddir/cqperf.bash}
 lister=$top_builddir/tests/test_options
-tools=$(python3 "$top_srcdir/tools/tools_list.py" | tr "\n" " ")
+tools=$(python3 "$top_srcdir/gen/tools_list.py" | tr "\n" " ")
 
 if [ ! -f "$script" ]; then
 	echo "ERROR: $script is not built (make builds it)"

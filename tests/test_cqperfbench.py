@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""Unit tests of scripts/cqperfbench.py, what the benchmarks and the gate
+"""Unit tests of scripts/installed/cqperfbench.py, what the benchmarks and the gate
 share: perftest's output (as perftest 4.5 prints it), pinning, the paired
 interval of a median, simulated under the null, and the gate's verdict
 against a tolerance.  No device.  Prints
@@ -16,7 +16,9 @@ import tempfile
 
 TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests")]
+sys.path[:0] = [os.path.join(TOP, "scripts", d)
+                for d in ("installed", "bench", "dev")] + [
+    os.path.join(TOP, "tests")]
 import cqperfbench as b  # noqa: E402
 from pycheck import check, finish  # noqa: E402
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""Unit tests of scripts/cqperflib.py, the module the four Python tools
+"""Unit tests of scripts/installed/cqperflib.py, the module the four Python tools
 share: numbers, document loading, key paths, usage errors and the port
 wait.  Prints "ok - ..." / "not ok - ..." per check and the summary line;
 exit 0 when all pass."""
@@ -14,7 +14,9 @@ import time
 
 TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests")]
+sys.path[:0] = [os.path.join(TOP, "scripts", d)
+                for d in ("installed", "bench", "dev")] + [
+    os.path.join(TOP, "tests")]
 import cqperflib as lib  # noqa: E402
 from pycheck import check, finish  # noqa: E402
 
@@ -85,7 +87,7 @@ check("folder_docs reports every other .json file",
 code = ("import sys; sys.path.insert(0, %r); import cqperflib as l; "
         "p = l.arg_parser('t', 'the help\\n'); p.add_argument('--n', "
         "type=int); p.parse_args(sys.argv[1:])"
-        % os.path.join(TOP, "scripts"))
+        % os.path.join(TOP, "scripts", "installed"))
 r = subprocess.run([sys.executable, "-c", code, "--n", "x"],
                    capture_output=True, text=True)
 check("a bad option value exits 2", r.returncode == 2)

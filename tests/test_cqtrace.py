@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""Unit tests of scripts/cqtrace.py on traces written by hand in the
-format tools/cqtrace.c writes: each exchange found by time, its segments,
+"""Unit tests of scripts/dev/cqtrace.py on traces written by hand in the
+format qemu-plugins/cqtrace.c writes: each exchange found by time, its segments,
 a lost ping skipped, the TSC's rate from the header, usage errors.  No
 device.  Prints "ok - ..." / "not ok - ..." per check and the summary."""
 import json
@@ -12,11 +12,13 @@ import tempfile
 
 TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests")]
+sys.path[:0] = [os.path.join(TOP, "scripts", d)
+                for d in ("installed", "bench", "dev")] + [
+    os.path.join(TOP, "tests")]
 import cqtrace as t  # noqa: E402
 from pycheck import check, finish  # noqa: E402
 
-SCRIPT = os.path.join(TOP, "scripts", "cqtrace.py")
+SCRIPT = os.path.join(TOP, "scripts", "dev", "cqtrace.py")
 # 2000 ticks a usec.
 HEAD = "# cqtrace 1 tsc0 1000 ns0 500 tsc1 2001000 ns1 1000500 events 0 dropped 0\n"
 

@@ -46,7 +46,7 @@ for tool in $(cqp_tools); do
 done
 # The soft-RoCE runner: --help says what it does, its options and what a
 # command gets, on stdout, exit 0 (it printed one usage line and exited 2).
-sr=$here/../scripts/softroce-run.sh
+sr=$here/../scripts/guest/softroce-run.sh
 "$sr" --help >"$tmp/sr.out" 2>"$tmp/sr.err"
 rc=$?
 check "softroce-run.sh --help: exit 0 (got $rc), on stdout" \

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# scripts/kcalls.sh against a fake tracefs (a folder with its files): the
+# scripts/dev/kcalls.sh against a fake tracefs (a folder with its files): the
 # filter it sets, the counts it makes of the trace's lines, the command's
 # exit status passed on, the tracer left off, and a ring buffer that
 # overran failing the count instead of printing short figures.
@@ -11,7 +11,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd) || exit 99
 # shellcheck source=tests/checks.sh
 . "$here/checks.sh"
-kc=$here/../scripts/kcalls.sh
+kc=$here/../scripts/dev/kcalls.sh
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 

@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# scripts/lint.sh finds what it is there to find: a badly formatted C
+# scripts/dev/lint.sh finds what it is there to find: a badly formatted C
 # file, a shell script shellcheck warns about, an unused Python import,
 # each named with its line; and passes clean files.
 # Exit: 0 pass, 1 fail, 77 a linter is not installed.
 here=$(cd "$(dirname "$0")" && pwd) || exit 99
 : "${top_srcdir:=$here/..}"
-lint=$top_srcdir/scripts/lint.sh
+lint=$top_srcdir/scripts/dev/lint.sh
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 # The .shellcheckrc of the file's own folder (or above) is the one read.

@@ -9,7 +9,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/checks.sh"
-plot=$here/../scripts/cqperf-plot
+plot=$here/../scripts/installed/cqperf-plot
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cqperf-plot.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/in"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""Unit tests of scripts/qcount.py's report on snapshots written by hand
-in the format tools/qcount.c writes: per-exchange counts from two lengths
+"""Unit tests of scripts/dev/qcount.py's report on snapshots written by hand
+in the format qemu-plugins/qcount.c writes: per-exchange counts from two lengths
 (setup cancels), the kernel-function table from block dumps, the plugin
 built, usage errors.  No guest.  Prints "ok - ..." / "not ok - ..." per
 check and the summary."""
@@ -14,11 +14,13 @@ import tempfile
 TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
 BUILD = os.environ.get("top_builddir") or os.path.join(TOP, "build")
-sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests")]
+sys.path[:0] = [os.path.join(TOP, "scripts", d)
+                for d in ("installed", "bench", "dev")] + [
+    os.path.join(TOP, "tests")]
 import qcount as q  # noqa: E402
 from pycheck import check, finish  # noqa: E402
 
-SCRIPT = os.path.join(TOP, "scripts", "qcount.py")
+SCRIPT = os.path.join(TOP, "scripts", "dev", "qcount.py")
 K = 0xffffffff81000000
 SETUP = [(500, 9000, 90, 800, 7, 3), (400, 7000, 80, 700, 5, 2)]
 
@@ -112,7 +114,7 @@ with tempfile.TemporaryDirectory() as d:
     check("run: an unknown tool, exit 2 naming --tools",
           rc == 2 and "--tools" in err)
 
-so = os.path.join(BUILD, "tools", "libqcount.so")
+so = os.path.join(BUILD, "qemu-plugins", "libqcount.so")
 if os.path.exists(so):
     syms = subprocess.run(["nm", "-D", "--defined-only", so],
                           capture_output=True, text=True).stdout.split()

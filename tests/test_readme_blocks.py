@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""Unit tests of scripts/readme_blocks.py, which finds the README's
+"""Unit tests of scripts/dev/readme_blocks.py, which finds the README's
 sample outputs and compares their layout with a new run's: markers,
 replacement, number masking, folded prose, dropped lines and data
 words, and that the README itself parses.  Prints "ok - ..." /
@@ -12,7 +12,9 @@ import tempfile
 
 TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests")]
+sys.path[:0] = [os.path.join(TOP, "scripts", d)
+                for d in ("installed", "bench", "dev")] + [
+    os.path.join(TOP, "tests")]
 import readme_blocks as rb  # noqa: E402
 from pycheck import check, finish  # noqa: E402
 
@@ -159,7 +161,7 @@ check("main: usage error is 2", rb.main(["nonsense"]) == 2)
 readme = open(os.path.join(TOP, "README")).read()
 names = error_of(rb.blocks, readme) or list(rb.blocks(readme))
 check("README's samples parse: %s" % names, isinstance(names, list) and names)
-script = open(os.path.join(TOP, "scripts", "readme-examples.sh")).read()
+script = open(os.path.join(TOP, "scripts", "dev", "readme-examples.sh")).read()
 check("readme-examples.sh makes every README sample",
       isinstance(names, list) and all("\t%s)" % n in script for n in names))
 lines = readme.split("\n")

@@ -10,7 +10,7 @@ usage (2); cqperf-sweep's parse_args inside a pretend Slurm allocation.
 Commands that the test command itself runs (the quick start, the build,
 the packages, the regression gate) are named in RUN_ELSEWHERE, so that
 a new command cannot slip in untested.  The sample outputs' commands are
-scripts/readme-examples.sh's (tests/integration/readme.sh)."""
+scripts/dev/readme-examples.sh's (tests/integration/readme.sh)."""
 import os
 import re
 import shlex
@@ -20,15 +20,16 @@ import sys
 TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
 BUILD = os.environ.get("top_builddir") or os.path.join(TOP, "build")
-sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests"),
-                os.path.join(TOP, "tools")]
+sys.path[:0] = [os.path.join(TOP, "scripts", d)
+                for d in ("installed", "bench", "dev")] + [
+    os.path.join(TOP, "tests"), os.path.join(TOP, "gen")]
 from pycheck import check, finish, load_script  # noqa: E402
 import tools_list  # noqa: E402
 
 TOOLS = tuple(tools_list.names())
 # Run by the test command itself, as written (scripts/test.sh).
 RUN_ELSEWHERE = ("scripts/quickstart.sh", "scripts/test.sh",
-                 "scripts/cqperf-regress", "./autogen.sh", "make", "tar",
+                 "scripts/installed/cqperf-regress", "./autogen.sh", "make", "tar",
                  "rpmbuild")
 
 
@@ -55,7 +56,7 @@ def commands(text):
 
 
 def sweep_module():
-    mod = load_script(os.path.join(TOP, "scripts", "cqperf-sweep"),
+    mod = load_script(os.path.join(TOP, "scripts", "installed", "cqperf-sweep"),
                       "cqperf_sweep")
     # Inside salloc -N 2, as the README says to run it.
     mod.slurm_nodes = lambda a: ["node1", "node2"]
@@ -67,7 +68,7 @@ def main():
         cmds = commands(f.read())
     check("the README shows tool and sweep commands",
           any(a[0] in TOOLS for a in cmds)
-          and any(a[0] == "scripts/cqperf-sweep" for a in cmds))
+          and any(a[0] == "scripts/installed/cqperf-sweep" for a in cmds))
     has_dev = bool(os.listdir("/sys/class/infiniband")) \
         if os.path.isdir("/sys/class/infiniband") else False
     sweep = None
@@ -86,7 +87,7 @@ def main():
                   % (line, r.returncode), r.returncode == 77)
             if r.returncode != 77:
                 print("# " + r.stderr.strip().replace("\n", "\n# "))
-        elif argv[0] == "scripts/cqperf-sweep":
+        elif argv[0] == "scripts/installed/cqperf-sweep":
             sweep = sweep or sweep_module()
             try:
                 sweep.parse_args(argv[1:])

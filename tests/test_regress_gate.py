@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""Unit tests of scripts/cqperf-regress without soft-RoCE: the plan's
+"""Unit tests of scripts/installed/cqperf-regress without soft-RoCE: the plan's
 syntax, the verdict over paired ratios and exact figures (judge) on
 hand-made measurements, and recording a baseline from one.  Prints
 "ok - ..." / "not ok - ..." per check and the summary line; exit 0 when
@@ -13,10 +13,12 @@ import tempfile
 
 TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path[:0] = [os.path.join(TOP, "scripts"), os.path.join(TOP, "tests")]
+sys.path[:0] = [os.path.join(TOP, "scripts", d)
+                for d in ("installed", "bench", "dev")] + [
+    os.path.join(TOP, "tests")]
 from pycheck import check, finish, load_script  # noqa: E402
 
-g = load_script(os.path.join(TOP, "scripts", "cqperf-regress"),
+g = load_script(os.path.join(TOP, "scripts", "installed", "cqperf-regress"),
                 "cqperf_regress")
 
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# scripts/cqperf-sweep --slurm with stand-ins for srun, scontrol and the
+# scripts/installed/cqperf-sweep --slurm with stand-ins for srun, scontrol and the
 # tool, for what the real two-node cluster of tests/twonode/launchers.sh
 # cannot show: an allocation of three nodes (only the first two are used),
 # --slurm-args reaching both steps, a server step that dies during the
@@ -18,7 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd) || exit 99
 : "${top_srcdir:=$here/..}"
 top_srcdir=$(cd "$top_srcdir" && pwd) || exit 99
 . "$top_srcdir/tests/checks.sh"
-sweep=$top_srcdir/scripts/cqperf-sweep
+sweep=$top_srcdir/scripts/installed/cqperf-sweep
 
 if ! command -v python3 >/dev/null 2>&1; then
 	echo "SKIP: python3 is not installed (cqperf-sweep needs it)"

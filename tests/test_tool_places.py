@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
 """Every tool in every place src/README's "Adding a tool" names.  The list
-of tools is src/base/tools.h's rows (tools/tools_list.py); the build
+of tools is src/base/tools.h's rows (gen/tools_list.py); the build
 (tools.am), the tests, doc2man and the packages read them, and
-tools/sync-tool-lists.py writes the lists that cannot (the schema's enum,
+gen/sync-tool-lists.py writes the lists that cannot (the schema's enum,
 cqperf-sweep's and cqperf-plot's tuples, cqperf(7)'s SEE ALSO).  What is
 left to check is that those lists follow the rows, the places a person
 writes (the main, the page, the integration test), and the checklist
@@ -17,7 +17,7 @@ import sys
 
 TOP = os.environ.get("top_srcdir") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path[:0] = [os.path.join(TOP, "tests"), os.path.join(TOP, "tools")]
+sys.path[:0] = [os.path.join(TOP, "tests"), os.path.join(TOP, "gen")]
 from pycheck import check, finish  # noqa: E402
 import tools_list  # noqa: E402
 
@@ -53,7 +53,7 @@ def synced(tool):
         ("man/cqperf.7 SEE ALSO", ".BR %s (1)" % tool in text("man/cqperf.7")),
         ("doc/cqperf-1.schema.json tool enum",
          tool in schema["properties"]["tool"]["enum"]),
-        ("scripts/cqperf-sweep TOOLS", '"%s"' % tool in text("scripts/cqperf-sweep")),
+        ("scripts/installed/cqperf-sweep TOOLS", '"%s"' % tool in text("scripts/installed/cqperf-sweep")),
     ]
 
 
@@ -77,7 +77,7 @@ def main():
               and make_var(mk, "CQP_TOOL_PAGES") == ["man/%s.1" % t for t in tools])
     readme = text("src/README")
     sync = subprocess.run([sys.executable,
-                           os.path.join(TOP, "tools", "sync-tool-lists.py"),
+                           os.path.join(TOP, "gen", "sync-tool-lists.py"),
                            "--check"], capture_output=True, text=True)
     check("every list sync-tool-lists.py writes follows the rows",
           sync.returncode == 0)

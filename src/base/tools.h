@@ -2,7 +2,7 @@
 /* Every tool, one row each: the one list the enum, the option masks, the
  * per-tool defaults, perftest's counterparts and the report titles derive
  * from.  Adding a tool is a row here (src/README, "Adding a tool"); the
- * tests and scripts read the rows from this file (tools/tools_list.py).
+ * tests and scripts read the rows from this file (gen/tools_list.py).
  *
  * X(a, ENUM, "name", classes, "title",      a: the caller's argument
  *   size, depth, warmup,            defaults, 0: the option table's

@@ -182,7 +182,7 @@ static int open_by_name(struct cqp_dev *d, const char *name)
 		    "soft-RoCE one (modprobe rdma_rxe; rdma link add rxe0 "
 		    "type rxe netdev IFACE); where the kernel has no RDMA, "
 		    "the README's quick start runs one in a guest "
-		    "(scripts/softroce-run.sh)");
+		    "(scripts/guest/softroce-run.sh)");
 	}
 	for (int i = 0; i < n; i++) {
 		if (!name[0] ||

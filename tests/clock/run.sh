@@ -21,7 +21,7 @@ if [ -z "${CLOCK_GUEST:-}" ]; then
 	for reliable in 0 1; do
 		CQPERF_GUEST_TSC_RELIABLE=$reliable CQPERF_FORCE_GUEST=1 \
 			CQPERF_PASS_ENV=CLOCK_GUEST CLOCK_GUEST=$reliable \
-			"$top/scripts/softroce-run.sh" --timeout 600 -- \
+			"$top/scripts/guest/softroce-run.sh" --timeout 600 -- \
 			"$here/run.sh" "$bin" >"$bin/../clock-$reliable.log" 2>&1 || rc=1
 		grep -v ' passed, ' "$bin/../clock-$reliable.log"
 		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$bin/../clock-$reliable.log")
@@ -36,7 +36,7 @@ if [ -z "${CLOCK_GUEST:-}" ]; then
 fi
 
 . "$top/tests/checks.sh"
-. "$top/scripts/wait-listen.sh"
+. "$top/scripts/guest/wait-listen.sh"
 DEV=${CQPERF_RXE_DEV:-rxe0}
 ADDR=${CQPERF_SERVER_ADDR:-198.18.0.1}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cqperf-clock.XXXXXX")

@@ -1,15 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# tools/libcqptrace.so preloaded into ud_send_lat, and into ib_send_lat -c
+# qemu-plugins/libcqptrace.so preloaded into ud_send_lat, and into ib_send_lat -c
 # UD where perftest is installed: both sides write their traces at exit,
-# and scripts/cqtrace.py finds every exchange of each run in them, with
+# and scripts/dev/cqtrace.py finds every exchange of each run in them, with
 # segments in their order (ping and pong each shorter than the round
 # trip), and compares the two tools.
 . "$(dirname "$0")/lib.sh"
 require_device
 
-LIB=$CQPERF_BIN/../tools/libcqptrace.so
-TOOL=$(cd "$(dirname "$0")/../.." && pwd)/scripts/cqtrace.py
+LIB=$CQPERF_BIN/../qemu-plugins/libcqptrace.so
+TOOL=$(cd "$(dirname "$0")/../.." && pwd)/scripts/dev/cqtrace.py
 if [ ! -r "$LIB" ]; then
 	not_ok "the trace library is built ($LIB)"
 	finish

@@ -8,7 +8,7 @@
 # directory); the device and server address from the soft-RoCE harness.
 
 . "$(dirname "${BASH_SOURCE[0]}")/../checks.sh"
-. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/wait-listen.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/guest/wait-listen.sh"
 
 CQPERF_BIN=${CQPERF_BIN:?set CQPERF_BIN to the directory of the binaries}
 DEV=${CQPERF_RXE_DEV:-rxe0}

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # The README's sample outputs have the layout the binaries print now:
-# scripts/readme-examples.sh --check runs each sample's command and
+# scripts/dev/readme-examples.sh --check runs each sample's command and
 # compares (figures masked, folds joined).  A change of the human report
-# that forgets the README fails here; scripts/readme-examples.sh --update
+# that forgets the README fails here; scripts/dev/readme-examples.sh --update
 # (on the host) writes the new samples.
 . "$(dirname "$0")/lib.sh"
 require_device
@@ -11,7 +11,7 @@ require_device
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$WORK/readme-check.log
 start=$(date +%s)
-CQPERF_BIN=$CQPERF_BIN "$top/scripts/readme-examples.sh" --check >"$out" 2>&1
+CQPERF_BIN=$CQPERF_BIN "$top/scripts/dev/readme-examples.sh" --check >"$out" 2>&1
 rc=$?
 echo "# readme-examples.sh --check: $(($(date +%s) - start)) s, exit $rc"
 grep -E ' ran in | took ' "$out" | sed 's/^/# /'

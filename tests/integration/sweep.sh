@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# scripts/cqperf-sweep on soft-RoCE: a small grid against a --persistent
+# scripts/installed/cqperf-sweep on soft-RoCE: a small grid against a --persistent
 # server it starts itself, one point that fails (and the sweep going on),
-# the manifest, the merged results.csv, and scripts/cqperf-plot's PNGs when
+# the manifest, the merged results.csv, and scripts/installed/cqperf-plot's PNGs when
 # a plotting backend is installed.
 . "$(dirname "$0")/lib.sh"
 require_device
 
-SCRIPTS=$(cd "$(dirname "$0")/../../scripts" && pwd)
+SCRIPTS=$(cd "$(dirname "$0")/../../scripts/installed" && pwd)
 OUT=$WORK/sweep
 port=$(next_port)
 

@@ -133,7 +133,7 @@ check "write-imm --rate: CSV with its verb column, a sample per request" \
 	      test "$(grep -c "^[0-9]" "$WORK/wimm.samples")" -eq 200' ||
 	show "$WORK/wimm-open.csv" "$WORK/wimm-open.csv.err"
 stop_server
-SCRIPTS=$(cd "$(dirname "$0")/../../scripts" && pwd)
+SCRIPTS=$(cd "$(dirname "$0")/../../scripts/installed" && pwd)
 "$SCRIPTS/cqperf-sweep" --tool cq_event_lat --bin-dir "$CQPERF_BIN" \
 	--start-server --host "$ADDR" --port "$(next_port)" \
 	--out "$WORK/sweep" --server-args "-d $DEV --timeout 20" \

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# tools/libqcount.so in a guest booted with it: every snapshot the guest
-# asks for is taken, and scripts/qcount.py finds the kernel's work per
+# qemu-plugins/libqcount.so in a guest booted with it: every snapshot the guest
+# asks for is taken, and scripts/dev/qcount.py finds the kernel's work per
 # exchange plausible and alike for ud_send_lat and perftest's ib_send_lat
 # -c UD (the same verbs calls: ~18,000 instructions each here; within a
 # factor of two, as the kernel's odd random-pool reseeding lands in one
@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 bin=$(cd "${1:?usage: run.sh BIN_DIR}" && pwd)
 . "$top/tests/checks.sh"
-plugin=$bin/../tools/libqcount.so
+plugin=$bin/../qemu-plugins/libqcount.so
 out=$(mktemp -d "${TMPDIR:-/tmp}/cqperf-qcount.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 cd "$top" || exit 1
@@ -24,15 +24,15 @@ if ! command -v ib_send_lat >/dev/null; then
 	exit 77
 fi
 CQPERF_FORCE_GUEST=1 CQPERF_QEMU_PLUGIN=$plugin \
-	"$top/scripts/softroce-run.sh" --timeout 400 --out "$out" -- \
-	"$top/scripts/qcount.py" run --bin "$bin" --lengths 500,4500 \
+	"$top/scripts/guest/softroce-run.sh" --timeout 400 --out "$out" -- \
+	"$top/scripts/dev/qcount.py" run --bin "$bin" --lengths 500,4500 \
 	>"$out/guest.log" 2>&1
 rc=$?
 check "the guest's runs end well, every snapshot answered (exit $rc)" \
 	test "$rc" -eq 0 || show "$out/guest.log"
 check "eight snapshots: before and after each tool's two runs" \
 	test "$(grep -c ' vcpus ' "$out/qcount.log" 2>/dev/null)" -eq 8
-"$top/scripts/qcount.py" report --json "$out" >"$out/report.json" 2>"$out/report.err"
+"$top/scripts/dev/qcount.py" report --json "$out" >"$out/report.json" 2>"$out/report.err"
 check "the report reads them" test -s "$out/report.json" ||
 	show "$out/report.err"
 # vCPU c's kernel instructions per exchange, ours or perftest's.

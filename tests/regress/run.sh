@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# The regression gate as users run it (scripts/cqperf-regress against the
+# The regression gate as users run it (scripts/installed/cqperf-regress against the
 # committed ci/baseline), then proof that it would catch a regression:
 # judged against a baseline recorded from this very measurement (its
 # intervals sharpened to their medians, as a quiet recording over many
@@ -12,7 +12,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd) || exit 99
 . "$top/tests/checks.sh"
 bin=${1:-$top/build/src}
-gate=$top/scripts/cqperf-regress
+gate=$top/scripts/installed/cqperf-regress
 out=${CQPERF_REGRESS_OUT:-$top/results/regress}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cqperf-regress.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # cqperf-sweep's launchers for real, across two soft-RoCE nodes (the QEMU
-# guests of scripts/softroce-2node.sh, booted once for all of it):
+# guests of scripts/guest/softroce-2node.sh, booted once for all of it):
 #   --server-ssh  against a real sshd on the server node (a host key and a
 #                 client key made for this run, on the private address
 #                 only): a grid is swept, the remote server is stopped at
@@ -27,7 +27,7 @@ here=$(dirname "$self")
 top=$(cd "$here/../.." && pwd)
 # shellcheck source=tests/twonode/cluster.sh
 . "$here/cluster.sh"
-sweep=$top/scripts/cqperf-sweep
+sweep=$top/scripts/installed/cqperf-sweep
 ssh_port=18731
 # tool, its port, its grid, its client options
 slurm_tools=(cq_poll_bw ud_send_lat)

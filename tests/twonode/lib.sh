@@ -56,7 +56,7 @@ twonode_boot() {
 	start=$(date +%s)
 	# The guests see / read-only and their own /tmp: run from the source
 	# tree (a cwd under /tmp travels as a share of its own).
-	(cd "${top:?}" && "$top/scripts/softroce-2node.sh" \
+	(cd "${top:?}" && "$top/scripts/guest/softroce-2node.sh" \
 		--timeout "${CQPERF_2NODE_TIMEOUT:-600}" --grace 90 --out "$out" -- \
 		"$self" --guest-server "$@" -- "$self" --guest-client "$@") 2>&1 |
 		sed 's/^/# /'

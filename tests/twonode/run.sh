@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Every binary across two soft-RoCE nodes: the server in one QEMU guest, the
-# client in another (scripts/softroce-2node.sh), each guest with its own
+# client in another (scripts/guest/softroce-2node.sh), each guest with its own
 # rxe0 on its own NIC.  Run on the host, not in a guest: it boots the guests
 # itself, once for all five tools (the server guest serves each tool once,
 # the client guest runs the clients in turn), then checks the results here.
