@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""Unit tests of the benchmark harness (scripts/bench/cqperfbench_run.py and
-the benchmarks of scripts/bench/cqperf-bench) without a device: the cases and
+"""Unit tests of the benchmark harness (scripts/bench/cqperfbench_*.py
+and the benchmarks of scripts/bench/cqperf-bench) without a device: the cases and
 pairs from the environment, the order of the runs in pairs, retries, the
 runs.tsv round trip, the command line (usage errors exit 2; the hand-over
 to softroce-run.sh, a stand-in here), and the inner part end to end with
@@ -31,7 +31,8 @@ sys.path[:0] = [os.path.join(TOP, "scripts", d)
                 for d in ("installed", "bench", "dev")] + [
     os.path.join(TOP, "tests")]
 import cqperfbench as cbs  # noqa: E402
-import cqperfbench_run as h  # noqa: E402
+import cqperfbench_cases as cases  # noqa: E402
+import cqperfbench_runner as runner  # noqa: E402
 from cqperflib import UsageError  # noqa: E402
 from pycheck import check, finish, load_script  # noqa: E402
 
@@ -109,41 +110,41 @@ def tsv_rows(path):
 proc = os.path.join(TMP, "proc-unit")
 fake_proc(proc, 40, 3000000)
 check("deferred work: every CPU's tasklets, ksoftirqd's CPU only",
-      h.deferred_work(proc) == (43, 3000000))
+      runner.deferred_work(proc) == (43, 3000000))
 write(os.path.join(proc, "softirqs"), "  CPU0\n  HI:  0\n")
 check("deferred work: none without a TASKLET line",
-      h.deferred_work(proc) is None and
-      h.deferred_delta(None, (1, 2)) == {"tasklets": None,
+      runner.deferred_work(proc) is None and
+      runner.deferred_delta(None, (1, 2)) == {"tasklets": None,
                                           "ksoftirqd_ms": None})
 check("deferred work over a run, in ms",
-      h.deferred_delta((5, 1000000), (9, 3500000)) ==
+      runner.deferred_delta((5, 1000000), (9, 3500000)) ==
       {"tasklets": 4, "ksoftirqd_ms": "2.5"})
 
 
 # ---- the cases and the pairs, from the environment ----
 
 said = []
-check("pairs: 7 by default", h.env_pairs({}, said.append) == 7)
+check("pairs: 7 by default", cases.env_pairs({}, said.append) == 7)
 check("pairs: BENCH_PAIRS, leading zeros and all",
-      h.env_pairs({"BENCH_PAIRS": "12"}, said.append) == 12 and
-      h.env_pairs({"BENCH_PAIRS": "007"}, said.append) == 7)
+      cases.env_pairs({"BENCH_PAIRS": "12"}, said.append) == 12 and
+      cases.env_pairs({"BENCH_PAIRS": "007"}, said.append) == 7)
 check("pairs: BENCH_RUNS, deprecated, still counts",
-      h.env_pairs({"BENCH_RUNS": "9"}, said.append) == 9 and
+      cases.env_pairs({"BENCH_RUNS": "9"}, said.append) == 9 and
       said == ["BENCH_RUNS is deprecated, use BENCH_PAIRS (pairs of runs)"])
 for value in ("6", "0", "1001", "7x", "-7", "1234567890"):
-    msg = usage_error(lambda: h.env_pairs({"BENCH_PAIRS": value}, print))
+    msg = usage_error(lambda: cases.env_pairs({"BENCH_PAIRS": value}, print))
     check("pairs: BENCH_PAIRS=%s is refused, naming the range" % value,
           msg == "BENCH_PAIRS=%s: BENCH_PAIRS wants a count from 7 to 1000"
           % value)
 check("pairs: a bad BENCH_RUNS is named as such",
-      usage_error(lambda: h.env_pairs({"BENCH_RUNS": "3"}, said.append)) ==
+      usage_error(lambda: cases.env_pairs({"BENCH_RUNS": "3"}, said.append)) ==
       "BENCH_RUNS=3: BENCH_PAIRS wants a count from 7 to 1000")
 
 check("modes: both by default, BENCH_MODES picks",
-      h.env_modes({}) == ["poll", "event"] and
-      h.env_modes({"BENCH_MODES": " event "}) == ["event"])
+      cases.env_modes({}) == ["poll", "event"] and
+      cases.env_modes({"BENCH_MODES": " event "}) == ["event"])
 check("modes: another word is refused, naming it",
-      usage_error(lambda: h.env_modes({"BENCH_MODES": "event hybrid"})) ==
+      usage_error(lambda: cases.env_modes({"BENCH_MODES": "event hybrid"})) ==
       "BENCH_MODES wants poll and/or event, not 'hybrid'")
 
 check("cq_poll_bw: MODE-SIZE cases, each mode's sizes in turn",
@@ -190,9 +191,9 @@ check("the cases in words",
       cb.Rate({}).describe("1000") == "1000/s" and
       cb.CmEventStress({}).describe("500") == "500 connections")
 check("--inner's CASE:ITERS",
-      h.parse_spec("poll-64:100") == ("poll-64", 100) and
-      usage_error(lambda: h.parse_spec("poll-64")) is not None and
-      usage_error(lambda: h.parse_spec(":5")) is not None)
+      cases.parse_spec("poll-64:100") == ("poll-64", 100) and
+      usage_error(lambda: cases.parse_spec("poll-64")) is not None and
+      usage_error(lambda: cases.parse_spec(":5")) is not None)
 check("the first column: what a case is",
       [b.case_column for b in cb.BENCHES.values()] ==
       ["case", "case", "case", "case", "connections", "rate", "case"])
@@ -249,18 +250,18 @@ check("BENCH_VERB: our flags",
 # ---- the order of the runs ----
 
 # Pair by pair, as the bash harness ran them.
-two = " ".join(",".join(h.pair_order(("ours", "theirs"), p))
+two = " ".join(",".join(cases.pair_order(("ours", "theirs"), p))
                for p in range(1, 9))
 check("order, 2 tools: the first alternates, pair by pair",
       two == "ours,theirs theirs,ours " * 3 + "ours,theirs theirs,ours")
-three = " ".join(",".join(h.pair_order(("ours", "theirs", "pingpong"), p))
+three = " ".join(",".join(cases.pair_order(("ours", "theirs", "pingpong"), p))
                  for p in range(1, 8))
 check("order, 3 tools: the order rotates, pair by pair",
       three == "ours,theirs,pingpong theirs,pingpong,ours "
       "pingpong,ours,theirs ours,theirs,pingpong theirs,pingpong,ours "
       "pingpong,ours,theirs ours,theirs,pingpong")
 check("schedule: each case's pairs in turn, the order column from 1",
-      list(h.schedule([("a", 1), ("b", 2)], 2, ("ours", "theirs"))) == [
+      list(cases.schedule([("a", 1), ("b", 2)], 2, ("ours", "theirs"))) == [
           ("a", 1, 1, 1, "ours"), ("a", 1, 1, 2, "theirs"),
           ("a", 1, 2, 1, "theirs"), ("a", 1, 2, 2, "ours"),
           ("b", 2, 1, 1, "ours"), ("b", 2, 1, 2, "theirs"),
@@ -294,7 +295,7 @@ class StandIn(cb.CqPollBw):
         left = self.fail.get((tool, case, pair), 0)
         if left:
             self.fail[(tool, case, pair)] = left - 1
-            raise h.RunFailed("stand-in failure")
+            raise cb.RunFailed("stand-in failure")
         # ours 10 % faster; a wall-clock time that makes it plausible.
         mbps = (33.0 if tool == "ours" else 30.0) + pair
         return {"mbps": "%.4f" % mbps, "wall_us": 1000000,
@@ -329,7 +330,7 @@ check("stand-in: ran in the pair order, retries in place",
       [t for _, _, t in first][:5] == ["ours", "theirs", "theirs", "theirs",
                                        "ours"])
 check("stand-in: the order column agrees with the runs",
-      all(r["tool"] == h.pair_order(("ours", "theirs"), int(r["pair"]))[
+      all(r["tool"] == cases.pair_order(("ours", "theirs"), int(r["pair"]))[
           int(r["order"]) - 1] for r in rows))
 retried = [r for r in rows if r["case"] == "poll-64" and r["pair"] == "2"
            and r["tool"] == "theirs"][0]

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
 """cqtrace.py: a ping-pong's critical path, segment by segment, from the
-traces qemu-plugins/libcqptrace.so writes (see qemu-plugins/cqtrace.c) on both sides.
+traces qemu-plugins/libcqptrace.so writes (see qemu-plugins/cqtrace.c) on
+both sides.
 
 Usage:
     cqtrace.py [--json] NAME=CLIENT_TRACE,SERVER_TRACE...

@@ -3,8 +3,8 @@
 """qcount.py: guest instructions per exchange of ud_send_lat and perftest's
 ib_send_lat -c UD (--tools: and rdma-core's ibv_ud_pingpong, "pingpong"),
 kernel and user space apart, counted by the QEMU plugin
-qemu-plugins/libqcount.so (see qemu-plugins/qcount.c) outside both tools and outside
-the emulator's timing.
+qemu-plugins/libqcount.so (see qemu-plugins/qcount.c) outside both tools and
+outside the emulator's timing.
 
 Usage:
     CQPERF_QEMU_PLUGIN=$PWD/build/qemu-plugins/libqcount.so \\
