@@ -17,7 +17,7 @@ import statistics
 import sys
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                             "..", "..", "scripts")]
+                             "..", "..", "scripts", "installed")]
 from cqperfbench import judge_ratio  # noqa: E402
 
 SLIP = 0.15
