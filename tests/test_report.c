@@ -1349,6 +1349,46 @@ static void test_row_figures_wire(void)
 	CHECK(crossed >= 14);
 }
 
+/* The server's queues and memory: in JSON with the schema's keys, each
+ * also per client; over the oob whole or not at all. */
+static void test_server_mem(void)
+{
+	struct cqp_held held = {.qps = 2,
+				.cqs = 2,
+				.srqs = 0,
+				.recv_wqes = 1024,
+				.cqes = 2048,
+				.registered_bytes = 1 << 20},
+			back;
+	struct cqp_kv_writer w;
+	struct fixture f;
+	char *s, rec[1024];
+	bool has = true;
+
+	fixture_bw(&f);
+	f.p.output = CQP_OUT_JSON;
+	s = render(&f.r);
+	CHECK(python_ok(s, "assert 'server_mem' not in d\n"));
+	free(s);
+	f.r.server_mem = &held;
+	f.r.clients = 2;
+	s = render(&f.r);
+	CHECK(python_ok(s, "m = d['server_mem']\n"
+			   "assert m['clients'] == 2 and m['qps'] == 2\n"
+			   "assert m['recv_wqes'] == 1024\n"
+			   "assert m['registered_bytes'] == 1048576\n"
+			   "assert m['per_client']['cqes'] == 1024\n"));
+	free(s);
+	cqp_kv_writer_init(&w, rec, sizeof(rec));
+	cqp_held_encode(&held, &w);
+	memset(&back, 0, sizeof(back));
+	CHECK(cqp_held_decode(&back, &has, w.buf, w.len) == 0 && has);
+	CHECK(memcmp(&back, &held, sizeof(back)) == 0);
+	CHECK(cqp_held_decode(&back, &has, "x=1\n", 4) == 0 && !has);
+	CHECK(cqp_held_decode(&back, &has, "mem_qps=1\n", 10) < 0 && !has);
+	cqp_errclear();
+}
+
 /* The bandwidth tools' model check: min(R, 1/t) wakeups per second. */
 static void test_projection_check(void)
 {
@@ -1425,6 +1465,7 @@ int main(void)
 	if (have_python()) {
 		test_json_report();
 		test_json_lat_extras();
+		test_server_mem();
 	} else
 		printf("test_report: no python3, JSON parse checks skipped\n");
 	test_human();

@@ -210,6 +210,15 @@ struct cqp_figure {
 	bool integer;
 };
 
+/* What a side holds on the device for its run, counted where each is
+ * created (cqperf(7) SERVER MEMORY): the queues and what they cost. */
+struct cqp_held {
+	uint64_t qps, cqs, srqs;
+	uint64_t recv_wqes; /* receive slots: each QP's RQ and each SRQ */
+	uint64_t cqes;	    /* CQ entries, as the device granted them */
+	uint64_t registered_bytes; /* memory registered with ibv_reg_mr */
+};
+
 struct cqp_report {
 	enum cqp_tool tool;
 	const char *title; /* "RC SEND bandwidth" */
@@ -230,6 +239,10 @@ struct cqp_report {
 	/* Both sides ran on one machine (the same boot id): its figures
 	 * (kernel, softirq) are one, printed once. */
 	bool one_machine;
+	/* The server's queues and memory (NULL: unknown), held for its
+	 * clients (1 until a server takes more). */
+	const struct cqp_held *server_mem;
+	unsigned clients;
 };
 
 /* UD delivery figures derived from a row: share of expected messages that

@@ -390,11 +390,16 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 	}
 	cqp_kv_writer_init(&w, rec, sizeof(rec));
 	cqp_results_encode(row, &mine, &w);
+	if (!run->is_client && run->has_held)
+		cqp_held_encode(&run->held, &w);
 	if (hw_mine)
 		cqp_hw_encode(hw_mine, &w);
 	rc = cqp_session_exchange(run->s, CQP_MSG_RESULTS, &w, &text, &len);
 	if (rc == 0)
 		rc = cqp_results_decode(row, &theirs, text, len);
+	if (rc == 0 && run->is_client)
+		rc = cqp_held_decode(&run->server_held, &run->has_server_held,
+				     text, len);
 	if (rc < 0) {
 		free(hw_mine);
 		free(mine.threads);
@@ -432,6 +437,10 @@ static void print_report(const struct cqp_bench_ops *ops,
 	    .run_client = run->run_client,
 	    .run_server = run->run_server,
 	    .one_machine = run->s && run->s->oob.peer_local,
+	    .server_mem = !run->is_client ? (run->has_held ? &run->held : NULL)
+			  : run->has_server_held ? &run->server_held
+						 : NULL,
+	    .clients = 1,
 	};
 
 	/* "RC SEND bandwidth" says the verb: the run's, or its verbs. */
@@ -559,6 +568,21 @@ int cqp_bench_comps(struct cqp_comp_set *set, struct ibv_context *ctx,
 	return cqp_comp_set_create(set, ctx, &req);
 }
 
+/* What setup created: the device's count and the engines' CQs. */
+static void count_held(struct cqp_run *run)
+{
+	if (!run->dev_held)
+		return;
+	run->held = *run->dev_held;
+	run->has_held = true;
+	for (unsigned t = 0; t < run->ncomp; t++)
+		for (unsigned i = 0; i < run->comp[t].ncq; i++) {
+			run->held.cqs++;
+			run->held.cqes +=
+			    (uint64_t)cqp_comp_cq(&run->comp[t], i)->cqe;
+		}
+}
+
 /* One client's whole session, on either side.  Returns 0 or a failure;
  * the report (partial on failure) is printed either way once the run got
  * as far as a device. */
@@ -588,6 +612,7 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 		goto out;
 	}
 	set_up = true;
+	count_held(run);
 	for (unsigned t = 0; t < run->ncomp; t++) {
 		cqp_comp_watch_peer(&run->comp[t], peer_check, run,
 				    run->s->oob.peer);

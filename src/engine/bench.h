@@ -60,6 +60,13 @@ struct cqp_run {
 	uint32_t verb; /* this step's --verb */
 	/* client on a terminal: the progress line; NULL: none */
 	struct cqp_progress *progress;
+	/* What this side holds on the device: the device's count as setup
+	 * goes (cqp_path_open points dev_held at it; NULL: no device), and
+	 * after setup with the CQs (held).  The client keeps the server's,
+	 * from its results. */
+	const struct cqp_held *dev_held;
+	struct cqp_held held, server_held;
+	bool has_held, has_server_held;
 };
 
 struct cqp_bench_ops {

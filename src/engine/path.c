@@ -92,5 +92,6 @@ int cqp_path_open(struct cqp_dev *d, struct cqp_run *run, bool rc_qps,
 		return rc;
 	}
 	run->dev = d->info;
+	run->dev_held = &d->held;
 	return 0;
 }

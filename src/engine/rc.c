@@ -103,7 +103,7 @@ static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
 		uint64_t send_len = tails_at(buf_size) + extra;
 		uint64_t rat = recv_at(rc->verbs, send_len);
 
-		ret = cqp_buf_alloc(&rc->bufs[i], rc->dev.pd,
+		ret = cqp_buf_alloc(&rc->bufs[i], &rc->dev,
 				    rat ? rat + buf_size : send_len, access);
 		if (ret < 0)
 			return ret;

@@ -374,7 +374,7 @@ static int alloc_buffers(struct cqp_ud *ud, const struct cqp_params *p,
 	ud->rslot = ud->payload_max + CQP_UD_GRH;
 	ud->tx_slots = p->verify ? p->tx_depth : 1;
 	if (sender) {
-		rc = cqp_buf_alloc(&ud->sbuf, ud->dev.pd,
+		rc = cqp_buf_alloc(&ud->sbuf, &ud->dev,
 				   (size_t)ud->nqp * ud->tx_slots *
 				       ud->payload_max,
 				   IBV_ACCESS_LOCAL_WRITE);
@@ -382,7 +382,7 @@ static int alloc_buffers(struct cqp_ud *ud, const struct cqp_params *p,
 			return rc;
 	}
 	if (receiver) {
-		rc = cqp_buf_alloc(&ud->rbuf, ud->dev.pd,
+		rc = cqp_buf_alloc(&ud->rbuf, &ud->dev,
 				   (size_t)ud->nrq * ud->rq_depth * ud->rslot,
 				   IBV_ACCESS_LOCAL_WRITE);
 		if (rc < 0)

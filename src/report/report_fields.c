@@ -223,6 +223,28 @@ bool cqp_proj_known(const struct cqp_projection *pr, const struct proj_field *f)
 	return (f->need & have) == f->need;
 }
 
+/* ---- what the server holds ---- */
+
+#define HELD(f)                                                                \
+	{                                                                      \
+#f, offsetof(struct cqp_held, f)                               \
+	}
+const struct held_field cqp_held_fields[] = {
+    HELD(qps),	     HELD(cqs),	 HELD(srqs),
+    HELD(recv_wqes), HELD(cqes), HELD(registered_bytes),
+};
+#undef HELD
+const size_t cqp_n_held_fields =
+    sizeof(cqp_held_fields) / sizeof(cqp_held_fields[0]);
+
+uint64_t cqp_held_value(const struct cqp_held *h, const struct held_field *f)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)h + f->offset, sizeof(v));
+	return v;
+}
+
 /* ---- the latency summary as named fields ---- */
 
 const struct lat_field cqp_lat_fields[N_LAT_FIELDS] = {

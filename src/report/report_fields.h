@@ -95,6 +95,16 @@ double cqp_proj_double(const struct cqp_projection *pr,
 uint64_t cqp_proj_uint(const struct cqp_projection *pr,
 		       const struct proj_field *f);
 
+/* ---- what the server holds (struct cqp_held) ---- */
+
+struct held_field {
+	const char *key; /* in JSON's server_mem; mem_KEY over the oob */
+	size_t offset;	 /* of a uint64_t */
+};
+extern const struct held_field cqp_held_fields[];
+extern const size_t cqp_n_held_fields;
+uint64_t cqp_held_value(const struct cqp_held *h, const struct held_field *f);
+
 /* ---- the latency summary (struct cqp_summary) ---- */
 
 struct lat_field {

@@ -331,6 +331,24 @@ static void json_clock(struct cqp_json *j)
 	cqp_json_obj_end(j);
 }
 
+/* The server's queues and memory, in total and per client. */
+static void json_server_mem(struct cqp_json *j, const struct cqp_held *h,
+			    unsigned clients)
+{
+	cqp_json_obj_begin(j, "server_mem");
+	cqp_json_u64(j, "clients", clients);
+	for (size_t i = 0; i < cqp_n_held_fields; i++)
+		cqp_json_u64(j, cqp_held_fields[i].key,
+			     cqp_held_value(h, &cqp_held_fields[i]));
+	cqp_json_obj_begin(j, "per_client");
+	for (size_t i = 0; i < cqp_n_held_fields; i++)
+		cqp_json_double(j, cqp_held_fields[i].key,
+				(double)cqp_held_value(h, &cqp_held_fields[i]) /
+				    (clients ? clients : 1));
+	cqp_json_obj_end(j);
+	cqp_json_obj_end(j);
+}
+
 void cqp_report_json(const struct cqp_report *r, FILE *out)
 {
 	const struct cqp_device_info *d = &r->dev;
@@ -419,6 +437,8 @@ void cqp_report_json(const struct cqp_report *r, FILE *out)
 			json_cost(&j, "server", &r->run_server, NULL, NULL);
 		cqp_json_obj_end(&j);
 	}
+	if (r->server_mem)
+		json_server_mem(&j, r->server_mem, r->clients);
 	if (r->error)
 		cqp_json_str(&j, "error", r->error);
 	cqp_json_obj_end(&j);

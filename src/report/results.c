@@ -171,6 +171,40 @@ int cqp_row_figures_decode(struct cqp_row *row, const char *text, size_t len)
 	return 0;
 }
 
+void cqp_held_encode(const struct cqp_held *h, struct cqp_kv_writer *w)
+{
+	char key[64];
+
+	for (size_t i = 0; i < cqp_n_held_fields; i++) {
+		snprintf(key, sizeof(key), "mem_%s", cqp_held_fields[i].key);
+		cqp_kv_add_u64(w, key, cqp_held_value(h, &cqp_held_fields[i]));
+	}
+}
+
+/* All or nothing: a record with some of them is a protocol error. */
+int cqp_held_decode(struct cqp_held *h, bool *has, const char *text, size_t len)
+{
+	struct cqp_held got;
+	char key[64];
+
+	*has = false;
+	if (!cqp_kv_has(text, len, "mem_qps"))
+		return 0;
+	for (size_t i = 0; i < cqp_n_held_fields; i++) {
+		const struct held_field *f = &cqp_held_fields[i];
+		int rc;
+
+		snprintf(key, sizeof(key), "mem_%s", f->key);
+		rc = cqp_kv_get_u64(text, len, key,
+				    (uint64_t *)((char *)&got + f->offset));
+		if (rc < 0)
+			return rc;
+	}
+	*h = got;
+	*has = true;
+	return 0;
+}
+
 /* cm_event_stress's rows: the event's figures and its latency. */
 static bool event_field(const struct row_field *f)
 {

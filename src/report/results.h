@@ -26,6 +26,12 @@ int cqp_results_decode(struct cqp_row *row, struct cqp_cost *theirs,
 void cqp_row_figures_encode(const struct cqp_row *row, struct cqp_kv_writer *w);
 int cqp_row_figures_decode(struct cqp_row *row, const char *text, size_t len);
 
+/* The server's queues and memory (struct cqp_held), as kv keys mem_...;
+ * decode sets *has when the record holds them. */
+void cqp_held_encode(const struct cqp_held *h, struct cqp_kv_writer *w);
+int cqp_held_decode(struct cqp_held *h, bool *has, const char *text,
+		    size_t len);
+
 /* An event row's figures as kv under prefix ("s0_"), and back. */
 void cqp_event_row_encode(const struct cqp_row *row, const char *prefix,
 			  struct cqp_kv_writer *w);

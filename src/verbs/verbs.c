@@ -392,8 +392,9 @@ int cqp_dev_gid_toward(struct cqp_dev *d, const union ibv_gid *peer)
 	return 0;
 }
 
-int cqp_buf_alloc(struct cqp_buf *b, struct ibv_pd *pd, size_t len, int access)
+int cqp_buf_alloc(struct cqp_buf *b, struct cqp_dev *d, size_t len, int access)
 {
+	struct ibv_pd *pd = d->pd;
 	long page = sysconf(_SC_PAGESIZE);
 	size_t alloc = (len + (size_t)page - 1) / (size_t)page * (size_t)page;
 
@@ -424,6 +425,7 @@ int cqp_buf_alloc(struct cqp_buf *b, struct ibv_pd *pd, size_t len, int access)
 				len, strerror(err),
 				err == ENOMEM ? " (check ulimit -l)" : "");
 	}
+	d->held.registered_bytes += b->mr->length;
 	return 0;
 }
 
@@ -556,10 +558,14 @@ int cqp_qp_create(struct cqp_dev *d, const struct cqp_qp_req *req,
 				req->max_recv_wr, inl,
 				err ? strerror(err) : "refused");
 	/* The device may round the caps up: report what it really gave. */
-	if (ibv_query_qp(*qp, &attr, IBV_QP_CAP, &init) == 0)
+	d->held.qps++;
+	if (ibv_query_qp(*qp, &attr, IBV_QP_CAP, &init) == 0) {
 		*granted_inline = init.cap.max_inline_data;
-	else
+		d->held.recv_wqes += req->srq ? 0 : init.cap.max_recv_wr;
+	} else {
 		*granted_inline = inl;
+		d->held.recv_wqes += req->srq ? 0 : req->max_recv_wr;
+	}
 	return 0;
 }
 
@@ -739,5 +745,8 @@ int cqp_srq_create(struct cqp_dev *d, uint32_t max_wr, struct ibv_srq **srq)
 		return cqp_fail(CQP_E_DEVICE,
 				"ibv_create_srq (%u receives): %s", max_wr,
 				strerror(errno));
+	/* ibv_create_srq writes back what it created. */
+	d->held.srqs++;
+	d->held.recv_wqes += a.attr.max_wr;
 	return 0;
 }

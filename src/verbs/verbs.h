@@ -30,6 +30,10 @@ struct cqp_dev {
 	uint8_t sl, tclass;  /* --sl, --tclass */
 	uint16_t pkey_index; /* --pkey-index */
 	struct cqp_device_info info;
+	/* What this context has created: QPs, SRQs, receive slots and
+	 * registered memory (cqp_qp_create, cqp_srq_create, cqp_buf_alloc);
+	 * its CQs are the completion engine's. */
+	struct cqp_held held;
 	/* Auto inline: the grant bisected for QPs of one shape, so that the
 	 * probe runs once a run, not once per QP (cqp_qp_create). */
 	struct {
@@ -76,7 +80,7 @@ struct cqp_buf {
 /* In cqp_buf_alloc's access: the CPU polls this buffer's memory, so the
  * device must write it in order (no relaxed ordering). */
 #define CQP_BUF_POLLED (1 << 30)
-int cqp_buf_alloc(struct cqp_buf *b, struct ibv_pd *pd, size_t len, int access);
+int cqp_buf_alloc(struct cqp_buf *b, struct cqp_dev *d, size_t len, int access);
 void cqp_buf_free(struct cqp_buf *b);
 
 /* What the peer needs to reach one of our QPs. */
