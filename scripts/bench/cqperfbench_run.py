@@ -182,7 +182,7 @@ class Bench:
         try:
             failed = runner.pairs(pairs, specs)
             if self.work_wanted():
-                runner.work(specs, runner.logs)
+                runner.work(specs)
         finally:
             self.procs.stop()
         self.report(runner.tsv, os.path.join(self.place.out,

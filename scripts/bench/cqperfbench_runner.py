@@ -73,14 +73,13 @@ class Runner:
         failed = False
         for case, iters, pair, order, tool in schedule(specs, pairs,
                                                        b.tools):
-            attempts, fields = self.measure(tool, case, iters, pair,
-                                            self.logs)
+            attempts, fields = self.measure(tool, case, iters, pair)
             failed = failed or fields is None
             self.append_row(self.tsv, (case, iters, pair, order, tool,
                                        attempts), fields or {})
         return failed
 
-    def work(self, specs, logs):
+    def work(self, specs):
         """Each tool's user-space instructions per message (callgrind's
         Ir, the client's process) in the cases of work_modes, into
         work.tsv: two runs of work_iters messages, whose difference
@@ -96,15 +95,15 @@ class Runner:
         for case in cases:
             for tool in self.bench.tools:
                 for n in self.bench.work_iters:
-                    ir = self.callgrind(tool, case, n, logs)
+                    ir = self.callgrind(tool, case, n)
                     with open(path, "a") as f:
                         f.write("%s\t%s\t%d\t%s\n" % (
                             case, tool, n, "" if ir is None else ir))
 
-    def callgrind(self, tool, case, n, logs):
+    def callgrind(self, tool, case, n):
         """The Ir total of one run of tool's client under callgrind, or
         None (said) when the run or the count failed."""
-        log = os.path.join(logs, "%s-%s-work%d" % (tool, case, n))
+        log = os.path.join(self.logs, "%s-%s-work%d" % (tool, case, n))
         out = log + ".callgrind"
         # valgrind's own lines apart from the tool's output.
         self.bench.procs.client_wrap = ["valgrind", "--tool=callgrind",
@@ -133,11 +132,11 @@ class Runner:
         with open(tsv, "a") as f:
             f.write("\t".join(cells) + "\n")
 
-    def measure(self, tool, case, iters, pair, logs):
+    def measure(self, tool, case, iters, pair):
         """One run with retries: (attempts, record's fields), the fields
         None when every attempt failed."""
         for attempt in range(1, ATTEMPTS + 1):
-            log = os.path.join(logs, "%s-%s-pair%d-try%d"
+            log = os.path.join(self.logs, "%s-%s-pair%d-try%d"
                                % (tool, case, pair, attempt))
             before = self.rxe_retries()
             # Only where the TSV keeps it: a walk of /proc at each end.
