@@ -334,8 +334,55 @@ static void test_seq_unwrap(void)
 	CHECK(cqp_seq_unwrap((3ull << 24) + 1, 0, m) == 3ull << 24);
 }
 
+/* --clients: which client sent a datagram, by QP number and address --
+ * two nodes' clients may share a QP number -- and Jain's index. */
+static void test_senders(void)
+{
+	struct cqp_senders t;
+	union ibv_gid a = {.raw = {[10] = 0xff, [11] = 0xff, 198, 18, 0, 1}};
+	union ibv_gid b = {.raw = {[10] = 0xff, [11] = 0xff, 198, 18, 0, 2}};
+	uint32_t ta = cqp_endpoint_tail(&a, 0, true);
+	uint32_t tb = cqp_endpoint_tail(&b, 0, true);
+	uint8_t grh[40] = {0};
+	struct ibv_wc wc = {.src_qp = 17, .wc_flags = IBV_WC_GRH};
+	double same[3] = {2, 2, 2}, one[4] = {1, 0, 0, 0};
+
+	CHECK(cqp_senders_init(&t, 300) == 0);
+	for (uint32_t q = 0; q < 100; q++) {
+		CHECK(cqp_senders_add(&t, 17 + q, ta, q) == 0);
+		CHECK(cqp_senders_add(&t, 17 + q, tb, 100 + q) == 0);
+	}
+	CHECK(cqp_senders_add(&t, 17, ta, 7) < 0);
+	CHECK(strstr(cqp_errmsg(), "clients 1 and 8") != NULL);
+	CHECK(cqp_senders_find(&t, 17, ta) == 0);
+	CHECK(cqp_senders_find(&t, 17, tb) == 100);
+	CHECK(cqp_senders_find(&t, 116, tb) == 199);
+	CHECK(cqp_senders_find(&t, 117, tb) == UINT32_MAX);
+	/* RoCE v2 over IPv4: the IPv4 header in the GRH's last 20 bytes,
+	 * its source address at 32..35. */
+	grh[20] = 0x45;
+	memcpy(grh + 32, b.raw + 12, 4);
+	CHECK(cqp_senders_find(&t, wc.src_qp, cqp_sender_tail(&wc, grh)) ==
+	      100);
+	/* A GRH proper (IB, RoCE v1, v2 over IPv6): the source GID. */
+	memset(grh, 0, sizeof(grh));
+	grh[0] = 0x60;
+	memcpy(grh + 8, a.raw, 16);
+	CHECK(cqp_sender_tail(&wc, grh) == ta);
+	/* No GRH: the LID. */
+	wc.wc_flags = 0;
+	wc.slid = 5;
+	CHECK(cqp_sender_tail(&wc, grh) == cqp_endpoint_tail(&a, 5, false));
+	cqp_senders_free(&t);
+
+	CHECK(fabs(cqp_jain(same, 3) - 1.0) < 1e-12);
+	CHECK(fabs(cqp_jain(one, 4) - 0.25) < 1e-12);
+	CHECK(isnan(cqp_jain(one, 0)));
+}
+
 int main(void)
 {
+	test_senders();
 	test_seq_unwrap();
 	test_pattern();
 	test_delivery_figures();

@@ -435,6 +435,21 @@ void cqp_params_asked(const struct cqp_params *p, enum cqp_tool tool, char *buf,
 		snprintf(buf, cap, "%s", "the defaults");
 }
 
+const char *cqp_params_differ(const struct cqp_params *a,
+			      const struct cqp_params *b, enum cqp_tool tool,
+			      char *va, char *vb, size_t cap)
+{
+	for (const struct cqp_option *o = cqp_options; o->name; o++) {
+		if (!(o->flags & CQP_OPTF_NEGOTIATED) || !(o->tools & tool))
+			continue;
+		cqp_option_format(o, a, va, cap);
+		cqp_option_format(o, b, vb, cap);
+		if (strcmp(va, vb) != 0)
+			return o->name;
+	}
+	return NULL;
+}
+
 struct decode_ctx {
 	struct cqp_params *p;
 	enum cqp_tool tool;

@@ -56,6 +56,8 @@ enum cqp_cm_mode { CQP_CM_BLOCK, CQP_CM_NONBLOCK, CQP_CM_BATCH };
 /* --threads: benchmark threads per side, each with its own QPs, CQs and
  * completion channel. */
 #define CQP_MAX_THREADS 16
+/* --clients: one server, at most this many clients in a run. */
+#define CQP_MAX_CLIENTS 1024
 #define CQP_RATE_MAX	UINT64_MAX /* --rates max */
 
 #define CQP_DEFAULT_PORT 18600 /* not perftest's 18515: both can run */
@@ -84,15 +86,17 @@ struct cqp_params {
 	uint32_t pkey_index; /* P_Key table index of the QPs */
 	uint32_t output;     /* enum cqp_output */
 	bool report_gbits;
-	bool wide;	      /* human report: a row and its cost on one line */
-	bool quiet;	      /* no progress line on a terminal */
-	uint64_t max_mem;     /* server: cap on what a client may allocate */
-	uint32_t max_run_s;   /* server: cap on one client's run; 0 none */
-	bool rtt;	      /* latency as round trips, not one-way */
-	bool histogram;	      /* ASCII latency histogram per row */
-	uint64_t project_bps; /* 0 = no load projection */
-	char cm_addr[256];    /* RDMA CM's address of the server ("": host) */
-	char samples[256];    /* --samples FILE: every latency sample, CSV */
+	bool wide;	    /* human report: a row and its cost on one line */
+	bool quiet;	    /* no progress line on a terminal */
+	uint64_t max_mem;   /* server: cap on what a client may allocate */
+	uint32_t max_run_s; /* server: cap on one client's run; 0 none */
+	uint32_t clients;   /* server: clients a run serves at once */
+	uint32_t join_timeout_s; /* server: wait for all of them */
+	bool rtt;		 /* latency as round trips, not one-way */
+	bool histogram;		 /* ASCII latency histogram per row */
+	uint64_t project_bps;	 /* 0 = no load projection */
+	char cm_addr[256]; /* RDMA CM's address of the server ("": host) */
+	char samples[256]; /* --samples FILE: every latency sample, CSV */
 
 	/* Negotiated: the client sends these, the server adopts them. */
 	uint64_t size;
@@ -329,6 +333,12 @@ void cqp_params_encode(const struct cqp_params *p, enum cqp_tool tool,
 		       struct cqp_kv_writer *w);
 int cqp_params_decode(struct cqp_params *p, enum cqp_tool tool,
 		      const char *text, size_t len);
+/* The first negotiated option whose value differs between a and b
+ * (a group's clients must agree): its name, and both values as the wire
+ * writes them.  NULL when they agree. */
+const char *cqp_params_differ(const struct cqp_params *a,
+			      const struct cqp_params *b, enum cqp_tool tool,
+			      char *va, char *vb, size_t cap);
 /* What a client asked of a server, for its log: the negotiated options
  * off their defaults as "--size 4096 --iters 1500" (a flag bare; "..."
  * where cut), or "the defaults". */

@@ -16,6 +16,9 @@ void cqp_rows_free(struct cqp_row *rows, unsigned nrows)
 		rows[i].client.nthreads = rows[i].server.nthreads = 0;
 		rows[i].hist = NULL;
 		rows[i].hw_client = rows[i].hw_server = NULL;
+		free(rows[i].clients);
+		rows[i].clients = NULL;
+		rows[i].nclients = 0;
 	}
 }
 

@@ -110,6 +110,16 @@ struct cqp_device_info {
 	char wire[32]; /* "RoCE v2 over IPv4", "InfiniBand"... */
 };
 
+/* One client of a server's group (--clients): its own figures, as it
+ * measured them (rates) and as the server counted them (delivery). */
+struct cqp_client_figs {
+	char addr[96]; /* "host:port" of its out-of-band channel */
+	double msg_rate_mpps, bw_avg_gbps;
+	bool has_delivery;
+	uint64_t sent, received, rx_dry;
+	double cpu_pct; /* its own thread's, as it measured it */
+};
+
 /* One table row: a message size (or a mode, for mode comparisons). */
 struct cqp_row {
 	char label[32]; /* optional row label ("poll"...); "" = none */
@@ -150,6 +160,11 @@ struct cqp_row {
 	/* Each side's port counters over the step (hwcount.h); NULL:
 	 * none.  Owned like hist. */
 	struct cqp_hw_counters *hw_client, *hw_server;
+	/* A server's group (nclients > 0): each client's figures (owned
+	 * like hist), and Jain's index over their message rates. */
+	struct cqp_client_figs *clients;
+	uint64_t nclients;
+	double fairness;
 };
 
 /* What the completion load would be at another line rate, from the

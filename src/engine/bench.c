@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -21,6 +22,7 @@
 #include "base/progress.h"
 #include "report/results.h"
 #include "engine/alive.h"
+#include "engine/fanin.h"
 #include "engine/workers.h"
 #include "verbs/verbs.h"
 
@@ -266,7 +268,7 @@ static void step_what(const struct cqp_params *p, const struct step *st,
  * mode?  Both sides idle at once, after a barrier. */
 static int measure_idle(struct cqp_run *run, struct cqp_cost *mine)
 {
-	int rc = cqp_session_barrier(&run->s->oob, "idle");
+	int rc = cqp_run_barrier(run, "idle");
 
 	if (rc < 0)
 		return rc;
@@ -388,6 +390,14 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 		free(mine.threads);
 		return rc;
 	}
+	if (run->group) {
+		rc = cqp_run_group_results(ops, run, ctx, row, &mine, hw_mine);
+		if (rc < 0) {
+			free(hw_mine);
+			free(mine.threads);
+		}
+		return rc;
+	}
 	cqp_kv_writer_init(&w, rec, sizeof(rec));
 	cqp_results_encode(row, &mine, &w);
 	if (!run->is_client && run->has_held)
@@ -436,11 +446,12 @@ static void print_report(const struct cqp_bench_ops *ops,
 	    .nsummary = run->nsummary,
 	    .run_client = run->run_client,
 	    .run_server = run->run_server,
-	    .one_machine = run->s && run->s->oob.peer_local,
+	    .one_machine = run->group ? cqp_group_local(run->group)
+				      : run->s && run->s->oob.peer_local,
 	    .server_mem = !run->is_client ? (run->has_held ? &run->held : NULL)
 			  : run->has_server_held ? &run->server_held
 						 : NULL,
-	    .clients = 1,
+	    .clients = run->group ? run->group->n : 1,
 	};
 
 	/* "RC SEND bandwidth" says the verb: the run's, or its verbs. */
@@ -458,99 +469,6 @@ static void print_report(const struct cqp_bench_ops *ops,
 	fflush(stdout);
 }
 
-/* The completion engine's look at the peer when completions stop
- * coming (see cqp_comp_watch_peer): a peer that hung up or reported a
- * failure ends the wait, naming it.  Anything else it sent (its results:
- * it is done and ours are due) stays for the session to read. */
-/* --threads: every thread's engine looks at the session, one at a time. */
-static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int peer_check(void *arg)
-{
-	struct cqp_session *s = ((struct cqp_run *)arg)->s;
-	struct cqp_oob *o = &s->oob;
-	uint16_t type;
-	int r;
-
-	pthread_mutex_lock(&peer_lock);
-	r = cqp_oob_peek(o, &type);
-	if (r == 1 && type == CQP_MSG_ERROR)
-		/* Reads the ERROR and fails with the peer's reason. */
-		r = cqp_oob_expect(o, CQP_MSG_RESULTS, s->buf,
-				   CQP_OOB_MAX_PAYLOAD, NULL);
-	pthread_mutex_unlock(&peer_lock);
-	/* This look comes every CQP_COMP_PEER_NS or so while a step runs:
-	 * the progress line's clock, with no wakeup of its own. */
-	if (r >= 0)
-		cqp_progress_tick(((struct cqp_run *)arg)->progress,
-				  cqp_now_ns());
-	return r < 0 ? r : 0;
-}
-
-/* The ALIVE frames waiting at the head of the session, taken (one thread
- * at a time); 1 when the next frame is another (the requester's results,
- * or its ERROR), 0 when none is left, or a failure. */
-static int take_alive(struct cqp_run *run)
-{
-	struct cqp_oob *o = &run->s->oob;
-	uint16_t type;
-	int r;
-
-	pthread_mutex_lock(&peer_lock);
-	while ((r = cqp_oob_peek(o, &type)) == 1 && type == CQP_MSG_ALIVE) {
-		if ((r = cqp_oob_recv(o, &type, run->s->buf,
-				      CQP_OOB_MAX_PAYLOAD, NULL)) < 0)
-			break;
-		atomic_store(&run->sync->alive_ns, cqp_now_ns());
-	}
-	pthread_mutex_unlock(&peer_lock);
-	return r;
-}
-
-int cqp_bench_wait_peer(struct cqp_run *run, struct cqp_comp *comp,
-			struct cqp_cost *mine)
-{
-	struct cqp_oob *o = &run->s->oob;
-	struct pollfd pfd = {.fd = o->fd, .events = POLLIN};
-	uint64_t limit = (uint64_t)run->p->timeout_s * 1000000000ull;
-	uint64_t start = cqp_now_ns();
-	int rc = 0;
-
-	cqp_comp_begin(comp);
-	for (;;) {
-		uint64_t heard = atomic_load(&run->sync->alive_ns), now;
-
-		if (*run->stop)
-			return cqp_fail(CQP_E_INTERRUPTED, "interrupted");
-		if (atomic_load(&run->sync->abort))
-			return cqp_fail(CQP_E_INTERRUPTED,
-					"stopped: another thread failed");
-		/* A second at most: SIGINT may reach another thread. */
-		if (poll(&pfd, 1, 1000) < 0 && errno != EINTR)
-			return cqp_fail(CQP_E_SYS, "poll: %s", strerror(errno));
-		if ((rc = take_alive(run)) < 0)
-			break;
-		if (rc == 1)
-			break;
-		now = cqp_now_ns();
-		if (now - (heard > start ? heard : start) > limit)
-			return cqp_fail(CQP_E_TIMEOUT,
-					"no word from %s for %u s in a %s "
-					"step (its requester says ALIVE "
-					"while it runs): the client is "
-					"frozen or gone",
-					o->peer, run->p->timeout_s,
-					cqp_verb_name(run->verb));
-	}
-	if (rc < 0)
-		return rc;
-	/* The peer's failure, or a hangup, ends the step as such. */
-	if ((rc = peer_check(run)) < 0)
-		return rc;
-	cqp_comp_cost(comp, mine);
-	return 0;
-}
-
 int cqp_bench_comps(struct cqp_comp_set *set, struct ibv_context *ctx,
 		    struct cqp_run *run, bool receiver)
 {
@@ -566,6 +484,13 @@ int cqp_bench_comps(struct cqp_comp_set *set, struct ibv_context *ctx,
 	};
 
 	return cqp_comp_set_create(set, ctx, &req);
+}
+
+/* The completion engine's look at the peer when completions stop
+ * coming (cqp_comp_watch_peer). */
+static int peer_look(void *run)
+{
+	return cqp_run_check_peers(run);
 }
 
 /* What setup created: the device's count and the engines' CQs. */
@@ -614,11 +539,15 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 	set_up = true;
 	count_held(run);
 	for (unsigned t = 0; t < run->ncomp; t++) {
-		cqp_comp_watch_peer(&run->comp[t], peer_check, run,
-				    run->s->oob.peer);
-		cqp_comp_account_peer(&run->comp[t], run->s->oob.peer_local
-							 ? run->s->oob.peer_pid
-							 : 0);
+		const struct cqp_oob *o = cqp_run_oob(run);
+
+		cqp_comp_watch_peer(&run->comp[t], peer_look, run,
+				    run->group ? "its clients" : o->peer);
+		/* A group's clients on this machine are no noise either,
+		 * but the accounting knows one peer: they count as others. */
+		cqp_comp_account_peer(&run->comp[t],
+				      !run->group && o->peer_local ? o->peer_pid
+								   : 0);
 	}
 	if (ops->run_all) {
 		rc = ops->run_all(run, ctx, rows, MAX_STEPS, &nrows);
@@ -664,7 +593,8 @@ static int run_session(const struct cqp_bench_ops *ops, struct cqp_run *run)
 			if (hw_before)
 				hw_note_left_out(ops, run, hw_before);
 		}
-		rc = cqp_session_step(run->s, &st.r);
+		rc = run->group ? cqp_group_step(run->group, &st.r)
+				: cqp_session_step(run->s, &st.r);
 		if (rc < 0 || st.r.size == 0)
 			break;
 		if (i >= MAX_STEPS || st.r.size > run->max_size) {
@@ -692,7 +622,9 @@ out:
 			      "ended the client's run at this server's "
 			      "--max-run-sec of %" PRIu32 " s",
 			      run->p->max_run_s);
-	if (rc < 0)
+	if (rc < 0 && run->group)
+		cqp_group_abort(run->group);
+	else if (rc < 0)
 		cqp_session_abort(run->s);
 	if (set_up)
 		ops->teardown(run, ctx);
@@ -826,7 +758,7 @@ static void say_serving(const struct cqp_bench_ops *ops,
 /* One line per client served (stderr; not with --quiet): who, what it
  * asked for; a failed run has its own line (the error). */
 static void say_served(const struct cqp_bench_ops *ops,
-		       const struct cqp_params *p, const struct cqp_session *s)
+		       const struct cqp_params *p, const struct cqp_run *run)
 {
 	char asked[256];
 
@@ -836,8 +768,26 @@ static void say_served(const struct cqp_bench_ops *ops,
 	 * file (a launcher's log), the line must not split a document. */
 	fflush(stdout);
 	cqp_params_asked(p, ops->tool, asked, sizeof(asked));
-	cqp_report_say(stderr, "%s: client %s (%s): done", tool_name(ops),
-		       s->oob.peer, asked);
+	if (run->group)
+		cqp_report_say(stderr, "%s: %u clients, first %s (%s): done",
+			       tool_name(ops), run->group->n,
+			       run->group->m[0].peer, asked);
+	else
+		cqp_report_say(stderr, "%s: client %s (%s): done",
+			       tool_name(ops), run->s->oob.peer, asked);
+}
+
+/* The next client, or with --clients the next group of them. */
+static int admit(const struct cqp_bench_ops *ops, struct cqp_run *run,
+		 struct cqp_group *g)
+{
+	int rc;
+
+	if (run->p->clients <= 1)
+		return cqp_session_accept(run->s, ops->mem_need);
+	rc = cqp_group_join(g, run->s, ops->mem_need, tool_name(ops));
+	run->group = g;
+	return rc;
 }
 
 static int server(const struct cqp_bench_ops *ops, struct cqp_params *p)
@@ -857,8 +807,9 @@ static int server(const struct cqp_bench_ops *ops, struct cqp_params *p)
 	while (!stop_flag) {
 		struct cqp_run run = {
 		    .p = p, .s = &s, .is_client = false, .stop = &stop_flag};
+		struct cqp_group g;
 
-		rc = cqp_session_accept(&s, ops->mem_need);
+		rc = admit(ops, &run, &g);
 		if (rc < 0 && cqp_errcode() == CQP_E_INTERRUPTED && stop_flag) {
 			/* Stopped while idle: the normal end of a server. */
 			rc = 0;
@@ -873,8 +824,10 @@ static int server(const struct cqp_bench_ops *ops, struct cqp_params *p)
 				rc = run_session(ops, &run);
 			run_limit_end(&limit, armed);
 			if (rc == 0)
-				say_served(ops, p, &s);
+				say_served(ops, p, &run);
 		}
+		if (run.group)
+			cqp_group_end(run.group);
 		cqp_session_end(&s);
 		if (!p->persistent ||
 		    (rc < 0 && cqp_errcode() == CQP_E_INTERRUPTED))

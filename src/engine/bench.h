@@ -16,6 +16,7 @@
 #include "base/options.h"
 #include "base/progress.h"
 #include "report/report.h"
+#include "oob/group.h"
 #include "oob/session.h"
 
 /* Immediate data marking the phases of a step on the wire. */
@@ -41,6 +42,8 @@ struct cqp_step_sync {
 struct cqp_run {
 	struct cqp_params *p;
 	struct cqp_session *s;
+	/* A server's --clients group (NULL: one client, at s->oob). */
+	struct cqp_group *group;
 	bool is_client;
 	volatile sig_atomic_t *stop; /* SIGINT/SIGTERM seen */
 	struct cqp_device_info dev;  /* filled by setup */
@@ -93,6 +96,10 @@ struct cqp_bench_ops {
 	 * is cqp_workers_merge_row. */
 	int (*merge)(struct cqp_run *run, void *ctx, const struct cqp_row *rows,
 		     unsigned n, struct cqp_row *out);
+	/* Needed for --clients: the server's row as client i should
+	 * see it (what it counted of that client's traffic). */
+	void (*client_row)(const struct cqp_run *run, void *ctx, unsigned i,
+			   struct cqp_row *row);
 	/* Optional: add what the rows imply (e.g. a projection). */
 	void (*annotate)(const struct cqp_run *run, struct cqp_report *r);
 };
@@ -110,6 +117,35 @@ int cqp_bench_comps(struct cqp_comp_set *set, struct ibv_context *ctx,
  * hangup end it. */
 int cqp_bench_wait_peer(struct cqp_run *run, struct cqp_comp *comp,
 			struct cqp_cost *mine);
+
+/* The channel to the peer: the client's server, a server's (first)
+ * client. */
+static inline struct cqp_oob *cqp_run_oob(const struct cqp_run *run)
+{
+	return run->group ? &run->group->m[0] : &run->s->oob;
+}
+/* A peer that hung up or sent its ERROR: that failure, naming it (the
+ * rest of what peers sent stays unread).  A group's server looks while
+ * the others' traffic still flows: a lost client ends the step now. */
+int cqp_run_check_peers(struct cqp_run *run);
+/* Every peer has sent something we have not read (its results, once its
+ * step is over) or hung up. */
+bool cqp_run_peers_spoke(const struct cqp_run *run);
+/* The peers still silent (all of them with one), for a message. */
+const char *cqp_run_silent(const struct cqp_run *run, char *buf, size_t cap);
+/* A barrier with the peer, or with every client of a group. */
+int cqp_run_barrier(struct cqp_run *run, const char *name);
+
+/* A group's server, after a step (--clients): each client's results
+ * heard and answered with what this server counted of its traffic
+ * (ops->client_row); the row becomes the group's (rates summed, each
+ * client's own figures, fairness), its cost `mine`, its port counters
+ * hw_mine (taken). */
+struct cqp_hw_counters;
+int cqp_run_group_results(const struct cqp_bench_ops *ops, struct cqp_run *run,
+			  void *ctx, struct cqp_row *row,
+			  const struct cqp_cost *mine,
+			  struct cqp_hw_counters *hw_mine);
 
 /* The whole of main(): returns the process exit status. */
 int cqp_bench_main(const struct cqp_bench_ops *ops, int argc, char **argv);

@@ -10,6 +10,31 @@
 #include "oob/session.h"
 #include "verbs/verbs.h"
 
+/* A group's path: each client's port facts for ours, the MTU the
+ * smallest any of them allows; the rest as with the first (every
+ * client's own GID choice stands: the server cannot adapt to K). */
+static int agree_group(struct cqp_run *run, const struct cqp_port_facts *mine,
+		       struct cqp_port_facts *first, uint32_t *mtu)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; rc == 0 && i < run->group->n; i++) {
+		struct cqp_port_facts t;
+		uint32_t m;
+
+		rc = cqp_group_exchange_port(run->group, i, mine, &t);
+		if (rc == 0)
+			rc = cqp_fabric_path_mtu(mine, &t, run->p->mtu, &m);
+		if (rc < 0)
+			break;
+		if (i == 0 || m < *mtu)
+			*mtu = m;
+		if (i == 0)
+			*first = t;
+	}
+	return rc;
+}
+
 static int agree(struct cqp_dev *d, struct cqp_run *run, bool rc_qps,
 		 uint32_t *mtu)
 {
@@ -29,15 +54,17 @@ static int agree(struct cqp_dev *d, struct cqp_run *run, bool rc_qps,
 				d->port_attr.pkey_tbl_len - 1);
 	cqp_dev_port_facts(d, &mine);
 	mine.gid_given = p->gid_index >= 0;
-	rc = cqp_session_exchange_port(run->s, &mine, &theirs);
-	if (rc < 0 ||
-	    (rc = cqp_fabric_path_mtu(&mine, &theirs, p->mtu, mtu)) < 0)
+	if (run->group)
+		rc = agree_group(run, &mine, &theirs, mtu);
+	else if ((rc = cqp_session_exchange_port(run->s, &mine, &theirs)) == 0)
+		rc = cqp_fabric_path_mtu(&mine, &theirs, p->mtu, mtu);
+	if (rc < 0)
 		return rc;
 	/* Each side chose its GID alone: when the oob address matched none,
 	 * the two may sit in different subnets (a VLAN, a secondary
 	 * address), and RC would fail with retry-exceeded, UD lose all.
 	 * With --rdma-cm, RDMA CM's route gives the path instead. */
-	if (mine.ethernet && theirs.has_gid && !p->rdma_cm &&
+	if (mine.ethernet && theirs.has_gid && !p->rdma_cm && !run->group &&
 	    cqp_fabric_gid_adapts(run->is_client, mine.gid_given,
 				  theirs.gid_given) &&
 	    (rc = cqp_dev_gid_toward(d, &theirs.gid)) < 0)
@@ -79,7 +106,7 @@ int cqp_path_open(struct cqp_dev *d, struct cqp_run *run, bool rc_qps,
 {
 	const struct cqp_params *p = run->p;
 	uint8_t local[16];
-	bool known = cqp_oob_local_gid(&run->s->oob, local) == 0;
+	bool known = cqp_oob_local_gid(cqp_run_oob(run), local) == 0;
 	int rc;
 
 	rc = cqp_dev_open(d, p->ib_dev, p->ib_port, p->gid_index,

@@ -18,7 +18,7 @@
 
 /* --verify: the next sequence expected from one sender. */
 struct cqp_ud_seq {
-	uint32_t src_qp;
+	uint64_t sender; /* source QP; with --clients, the client above it */
 	uint64_t next;
 };
 
@@ -33,7 +33,8 @@ struct cqp_mem_need cqp_ud_mem_need(const struct cqp_params *p)
 	uint64_t slot = payload_want(p) + CQP_UD_GRH;
 	uint64_t qps = (uint64_t)p->qps * p->nthreads;
 	uint64_t rqs = p->srq ? 1 : qps;
-	uint64_t rx = rqs * (uint64_t)p->rx_depth * slot;
+	/* A group's server sizes its ring for all of them (group_ring). */
+	uint64_t rx = rqs * (uint64_t)p->rx_depth * p->clients * slot;
 	uint64_t tx = qps * (p->verify ? p->tx_depth : 1) * payload_want(p);
 
 	return (struct cqp_mem_need){rx + tx, cqp_queue_mem(p, qps, rqs, qps)};
@@ -155,25 +156,39 @@ void cqp_ud_recv_begin(struct cqp_ud_rx *rx)
 {
 	rx->received = 0;
 	rx->rx_dry = 0;
+	for (unsigned c = 0; c < rx->nclients; c++)
+		rx->got[c] = rx->dry[c] = 0;
 }
 
-static struct cqp_ud_seq *sender_seq(struct cqp_ud_rx *rx, uint32_t src_qp)
+static struct cqp_ud_seq *sender_seq(struct cqp_ud_rx *rx, uint64_t sender)
 {
 	for (unsigned i = 0; i < rx->nseq; i++)
-		if (rx->seq[i].src_qp == src_qp)
+		if (rx->seq[i].sender == sender)
 			return &rx->seq[i];
 	if (rx->nseq == rx->seq_cap)
 		return NULL;
-	rx->seq[rx->nseq].src_qp = src_qp;
+	rx->seq[rx->nseq].sender = sender;
 	rx->seq[rx->nseq].next = 0;
 	return &rx->seq[rx->nseq++];
 }
 
+/* A group's client that sent wc (UINT32_MAX: none of them). */
+static uint32_t sender_client(const struct cqp_ud *ud, const struct ibv_wc *wc)
+{
+	const uint8_t *grh = cqp_ud_recv_payload(ud, wc) - CQP_UD_GRH;
+
+	return cqp_senders_find(&ud->from, wc->src_qp,
+				cqp_sender_tail(wc, grh));
+}
+
 static int verify(struct cqp_ud *ud, struct cqp_ud_rx *rx,
-		  const struct ibv_wc *wc, uint32_t size)
+		  const struct ibv_wc *wc, uint32_t size, uint32_t client)
 {
 	const uint8_t *pl = cqp_ud_recv_payload(ud, wc);
-	struct cqp_ud_seq *s = sender_seq(rx, wc->src_qp);
+	/* Two nodes' clients may send from one QP number. */
+	struct cqp_ud_seq *s =
+	    sender_seq(rx, (uint64_t)(client == UINT32_MAX ? 0 : client) << 32 |
+			       wc->src_qp);
 	uint64_t seq;
 	int64_t bad;
 
@@ -218,17 +233,24 @@ int cqp_ud_recv_done(struct cqp_ud *ud, struct cqp_ud_rx *rx,
 		     const struct ibv_wc *wc, uint32_t size, bool check)
 {
 	unsigned q = slot_queue(wc->wr_id);
+	uint32_t client = ud->nclients ? sender_client(ud, wc) : UINT32_MAX;
 	int rc = check_len(wc, size);
+	bool dry;
 
 	if (rc == 0 && check)
-		rc = verify(ud, rx, wc, size);
+		rc = verify(ud, rx, wc, size, client);
 	if (rc < 0)
 		return rc;
 	rx->received++;
 	if (ud->rx_locked)
 		pthread_mutex_lock(&ud->rx_lock);
-	if (--ud->rq_left[q] == 0)
-		rx->rx_dry++; /* what arrives now finds no receive */
+	/* What arrives now finds no receive: its sender took the last. */
+	dry = --ud->rq_left[q] == 0;
+	rx->rx_dry += dry;
+	if (client != UINT32_MAX) {
+		rx->got[client]++;
+		rx->dry[client] += dry;
+	}
 	/* Locked, the queue may be in another thread's list too: whoever
 	 * flushes first posts every thread's slots of it. */
 	if (!rx->listed[q]) {
@@ -292,13 +314,20 @@ void cqp_ud_prep_send(const struct cqp_ud *ud, unsigned qp, uint64_t slot,
 
 /* ---- setup ---- */
 
-static int alloc_rx(struct cqp_ud_rx *rx, unsigned nrq, unsigned senders)
+static int alloc_rx(struct cqp_ud_rx *rx, unsigned nrq, unsigned senders,
+		    unsigned nclients)
 {
+	unsigned k = nclients ? nclients : 1;
+
 	rx->dirty = calloc(nrq, sizeof(*rx->dirty));
 	rx->listed = calloc(nrq, sizeof(*rx->listed));
-	rx->seq = calloc(senders, sizeof(*rx->seq));
-	rx->seq_cap = senders;
-	return rx->dirty && rx->listed && rx->seq ? 0 : -1;
+	rx->seq = calloc((size_t)senders * k, sizeof(*rx->seq));
+	rx->seq_cap = senders * k;
+	rx->got = calloc(k, sizeof(*rx->got));
+	rx->dry = calloc(k, sizeof(*rx->dry));
+	rx->nclients = nclients;
+	return rx->dirty && rx->listed && rx->seq && rx->got && rx->dry ? 0
+									: -1;
 }
 
 static int alloc_state(struct cqp_ud *ud, const struct cqp_params *p,
@@ -323,7 +352,8 @@ static int alloc_state(struct cqp_ud *ud, const struct cqp_params *p,
 		ok = ud->rq_left && ud->npend && ud->pend;
 		/* A thread hears its peer's QPs, or with --mcast all. */
 		for (unsigned t = 0; ok && t < ud->nrx; t++)
-			ok = alloc_rx(&ud->rx[t], ud->nrq, total) == 0;
+			ok = alloc_rx(&ud->rx[t], ud->nrq, total,
+				      ud->nclients) == 0;
 		/* Queues more than one thread reaps: the one SRQ, or any
 		 * queue when any thread may drain any CQ. */
 		ud->rx_locked =
@@ -460,6 +490,58 @@ static int path_oob(struct cqp_ud *ud, struct cqp_run *run,
 	return rc;
 }
 
+/* A group's server: each client's QPs for ours, each a sender to tell
+ * its datagrams by, and an address handle back to each client. */
+static int path_group(struct cqp_ud *ud, struct cqp_run *run,
+		      struct cqp_endpoint *local, struct cqp_endpoint *remote)
+{
+	struct cqp_group *g = run->group;
+	int rc = cqp_senders_init(&ud->from, g->n * ud->nqp);
+
+	ud->nclients = g->n;
+
+	if (rc == 0 && !(ud->client_ah = calloc(g->n, sizeof(*ud->client_ah))))
+		rc =
+		    cqp_fail(CQP_E_NOMEM, "out of memory for %u clients", g->n);
+	for (unsigned i = 0; rc == 0 && i < g->n; i++) {
+		rc = cqp_group_exchange_endpoints(g, i, local, remote, ud->nqp);
+		for (unsigned q = 0; rc == 0 && q < ud->nqp; q++)
+			rc = cqp_senders_add(&ud->from, remote[q].qpn,
+					     cqp_endpoint_tail(&remote[q].gid,
+							       remote[q].lid,
+							       ud->dev.grh),
+					     i);
+		if (rc == 0)
+			rc = cqp_ah_create(&ud->dev, &remote[0].gid,
+					   remote[0].lid, &ud->client_ah[i]);
+	}
+	return rc;
+}
+
+/* A group's server takes every client's datagrams on its QPs: the ring
+ * of each queue holds --rx-depth for each client, as far as the device
+ * (its work requests, and the CQ that takes them with the sends) allows. */
+static int group_ring(struct cqp_ud *ud, struct cqp_run *run)
+{
+	struct cqp_params *p = run->p;
+	const struct ibv_device_attr *a = &ud->dev.attr;
+	uint64_t want = (uint64_t)p->rx_depth * run->group->n;
+	uint64_t cap = (uint64_t)(p->srq ? a->max_srq_wr : a->max_qp_wr);
+
+	if (p->rdma_cm || p->mcast[0])
+		return cqp_fail(CQP_E_USAGE,
+				"--%s: a server of --clients %u reaches its "
+				"clients over the out-of-band channel only",
+				p->rdma_cm ? "rdma-cm" : "mcast",
+				run->group->n);
+	if ((uint64_t)a->max_cqe > p->tx_depth &&
+	    (uint64_t)a->max_cqe - p->tx_depth < cap)
+		cap = (uint64_t)a->max_cqe - p->tx_depth;
+	p->rx_depth = (uint32_t)(want < cap ? want : cap);
+	ud->nclients = run->group->n;
+	return 0;
+}
+
 static int path_cm(struct cqp_ud *ud, struct cqp_run *run,
 		   struct cqp_endpoint *local, struct cqp_endpoint *remote)
 {
@@ -543,11 +625,12 @@ static int connect_path(struct cqp_ud *ud, struct cqp_run *run)
 			      run->p->mcast);
 		goto out;
 	}
-	rc = run->p->rdma_cm ? path_cm(ud, run, local, remote)
-			     : path_oob(ud, run, local, remote);
+	rc = run->group	       ? path_group(ud, run, local, remote)
+	     : run->p->rdma_cm ? path_cm(ud, run, local, remote)
+			       : path_oob(ud, run, local, remote);
 	/* Neither side may send before the other's receives are posted. */
 	if (rc == 0)
-		rc = cqp_session_barrier(&run->s->oob, "connected");
+		rc = cqp_run_barrier(run, "connected");
 out:
 	free(local);
 	free(remote);
@@ -582,6 +665,8 @@ int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
 	if (!p->all)
 		ud->payload_max = (uint32_t)p->size;
 	run->max_size = ud->payload_max;
+	if (run->group && receiver && (rc = group_ring(ud, run)) < 0)
+		return rc;
 	rc = cqp_bench_comps(&ud->comps, ud->dev.ctx, run, receiver);
 	if (rc < 0)
 		return rc;
@@ -610,6 +695,11 @@ void cqp_ud_teardown(struct cqp_ud *ud)
 		cqp_ud_cm_close(ud->cm);
 	if (ud->ah)
 		ibv_destroy_ah(ud->ah);
+	for (unsigned i = 0; ud->client_ah && i < ud->nclients; i++)
+		if (ud->client_ah[i])
+			ibv_destroy_ah(ud->client_ah[i]);
+	free(ud->client_ah);
+	cqp_senders_free(&ud->from);
 	for (unsigned i = 0; i < ud->nqp; i++)
 		ibv_destroy_qp(ud->qps[i]);
 	if (ud->srq)
@@ -625,6 +715,8 @@ void cqp_ud_teardown(struct cqp_ud *ud)
 		free(ud->rx[t].dirty);
 		free(ud->rx[t].listed);
 		free(ud->rx[t].seq);
+		free(ud->rx[t].got);
+		free(ud->rx[t].dry);
 	}
 	free(ud->rx);
 	if (ud->rx_locked)

@@ -14,6 +14,7 @@
 
 #include "base/fabric.h"
 #include "engine/bench.h"
+#include "engine/fanin.h"
 #include "verbs/completion.h"
 #include "verbs/verbs.h"
 
@@ -33,6 +34,9 @@ struct cqp_ud_rx {
 	uint64_t rx_dry;	/* times a queue's receives were all used */
 	struct cqp_ud_seq *seq; /* --verify: next sequence per sender */
 	unsigned nseq, seq_cap;
+	/* --clients: received and rx_dry by client (nclients each). */
+	uint64_t *got, *dry;
+	unsigned nclients;
 };
 
 struct cqp_ud {
@@ -57,6 +61,11 @@ struct cqp_ud {
 	union ibv_gid mgid;
 	int mcast_fd; /* IP-level membership on RoCE; -1 = none */
 	struct cqp_ud_cm *cm;
+	/* A server's --clients group (nclients > 0): who sent each
+	 * datagram, and an address handle back to each client. */
+	unsigned nclients;
+	struct cqp_senders from;
+	struct ibv_ah **client_ah;
 	/* Receive accounting. */
 	uint32_t *rq_left;    /* posted and not yet consumed, per queue */
 	uint32_t *pend;	      /* slots to repost, rq_depth per queue */
@@ -186,7 +195,7 @@ static inline int cqp_ud_recv_again(struct cqp_ud *ud, struct cqp_ud_rx *rx,
 	struct ibv_recv_wr wr;
 	struct ibv_sge sge;
 
-	if (ud->rx_locked || rx->ndirty ||
+	if (ud->rx_locked || rx->ndirty || ud->nclients ||
 	    !cqp_fabric_ud_len_ok(wc->byte_len, size,
 				  wc->wc_flags & IBV_WC_GRH))
 		return cqp_ud_recv_queued(ud, rx, wc, size);

@@ -90,21 +90,25 @@ int cqp_session_hello(struct cqp_oob *o, const char *tool, const char *version)
 	return 0;
 }
 
-int cqp_session_barrier(struct cqp_oob *o, const char *name)
+int cqp_session_barrier_say(struct cqp_oob *o, const char *name)
 {
-	char buf[HELLO_PAYLOAD], phase[256];
+	char buf[HELLO_PAYLOAD];
 	struct cqp_kv_writer w;
-	uint32_t len;
-	int rc;
 
 	cqp_kv_writer_init(&w, buf, sizeof(buf));
 	cqp_kv_add_str(&w, "phase", name);
 	if (w.overflow)
 		return cqp_fail(CQP_E_PROTO, "cannot encode barrier \"%s\"",
 				name);
-	rc = cqp_oob_send(o, CQP_MSG_BARRIER, buf, (uint32_t)w.len);
-	if (rc < 0)
-		return rc;
+	return cqp_oob_send(o, CQP_MSG_BARRIER, buf, (uint32_t)w.len);
+}
+
+int cqp_session_barrier_heard(struct cqp_oob *o, const char *name)
+{
+	char buf[HELLO_PAYLOAD], phase[256];
+	uint32_t len;
+	int rc;
+
 	rc = cqp_oob_expect(o, CQP_MSG_BARRIER, buf, sizeof(buf), &len);
 	if (rc < 0)
 		return rc;
@@ -120,6 +124,13 @@ int cqp_session_barrier(struct cqp_oob *o, const char *name)
 	return 0;
 }
 
+int cqp_session_barrier(struct cqp_oob *o, const char *name)
+{
+	int rc = cqp_session_barrier_say(o, name);
+
+	return rc < 0 ? rc : cqp_session_barrier_heard(o, name);
+}
+
 static int init(struct cqp_session *s, struct cqp_params *p, enum cqp_tool tool,
 		bool is_client)
 {
@@ -133,6 +144,23 @@ static int init(struct cqp_session *s, struct cqp_params *p, enum cqp_tool tool,
 	if (!s->buf)
 		return cqp_fail(CQP_E_NOMEM, "out of memory");
 	return 0;
+}
+
+/* A server gathering --clients K: its accept says how long it may yet
+ * wait for the rest; the group starts when it says "joined". */
+static int wait_group(struct cqp_session *s, uint32_t len)
+{
+	uint64_t wait_ms;
+	int saved = s->oob.timeout_ms, rc;
+
+	rc = cqp_kv_get_u64(s->buf, len, CQP_GROUP_WAIT_KEY, &wait_ms);
+	if (rc < 0 || wait_ms > 3600u * 1000u)
+		return fail_in("ACCEPT", s->oob.peer);
+	if (saved > 0)
+		s->oob.timeout_ms = saved + (int)wait_ms;
+	rc = cqp_session_barrier_heard(&s->oob, CQP_GROUP_JOINED);
+	s->oob.timeout_ms = saved;
+	return rc;
 }
 
 int cqp_session_connect(struct cqp_session *s, struct cqp_params *p,
@@ -164,8 +192,11 @@ int cqp_session_connect(struct cqp_session *s, struct cqp_params *p,
 	rc = cqp_oob_send(&s->oob, CQP_MSG_PARAMS, w.buf, (uint32_t)w.len);
 	if (rc < 0)
 		return rc;
-	return cqp_oob_expect(&s->oob, CQP_MSG_ACCEPT, s->buf,
-			      CQP_OOB_MAX_PAYLOAD, &len);
+	rc = cqp_oob_expect(&s->oob, CQP_MSG_ACCEPT, s->buf,
+			    CQP_OOB_MAX_PAYLOAD, &len);
+	if (rc == 0 && cqp_kv_has(s->buf, len, CQP_GROUP_WAIT_KEY))
+		rc = wait_group(s, len);
+	return rc;
 }
 
 int cqp_session_listen(struct cqp_session *s, struct cqp_params *p,
@@ -178,7 +209,7 @@ int cqp_session_listen(struct cqp_session *s, struct cqp_params *p,
 	return cqp_oob_listen((uint16_t)p->port, &s->lfd);
 }
 
-static int reject(struct cqp_session *s)
+int cqp_session_refuse(struct cqp_oob *o)
 {
 	char rec[700];
 	struct cqp_kv_writer w;
@@ -192,50 +223,61 @@ static int reject(struct cqp_session *s)
 	cqp_oob_sanitize(why.msg);
 	cqp_kv_writer_init(&w, rec, sizeof(rec));
 	cqp_kv_add_str(&w, "reason", why.msg);
-	cqp_oob_send(&s->oob, CQP_MSG_REJECT, w.buf, (uint32_t)w.len);
-	rc = cqp_fail(CQP_E_REJECTED, "rejected client %s: %s", s->oob.peer,
+	cqp_oob_send(o, CQP_MSG_REJECT, w.buf, (uint32_t)w.len);
+	rc = cqp_fail(CQP_E_REJECTED, "rejected client %s: %s", o->peer,
 		      why.msg);
-	cqp_oob_close(&s->oob);
+	cqp_oob_close(o);
 	return rc;
 }
 
-int cqp_session_accept(struct cqp_session *s, cqp_mem_need_fn mem_need)
+int cqp_session_admit(struct cqp_session *s, struct cqp_oob *o,
+		      struct cqp_params *into, int wait_ms,
+		      cqp_mem_need_fn mem_need)
 {
 	uint32_t len;
 	int rc;
 
-	rc = cqp_oob_accept(s->lfd, -1, &s->oob);
+	rc = cqp_oob_accept(s->lfd, wait_ms, o);
 	if (rc < 0)
 		return rc;
-	s->oob.timeout_ms = (int)s->p->timeout_s * 1000;
-	rc = cqp_session_hello(&s->oob, cqp_tool_name(s->tool), CQP_VERSION);
+	o->timeout_ms = (int)s->p->timeout_s * 1000;
+	rc = cqp_session_hello(o, cqp_tool_name(s->tool), CQP_VERSION);
 	if (rc < 0)
 		goto drop;
-	rc = cqp_oob_expect(&s->oob, CQP_MSG_PARAMS, s->buf,
-			    CQP_OOB_MAX_PAYLOAD, &len);
+	rc = cqp_oob_expect(o, CQP_MSG_PARAMS, s->buf, CQP_OOB_MAX_PAYLOAD,
+			    &len);
 	if (rc < 0)
 		goto drop;
-	rc = cqp_params_decode(s->p, s->tool, s->buf, len);
+	rc = cqp_params_decode(into, s->tool, s->buf, len);
 	if (rc < 0)
-		return reject(s);
+		goto refuse;
 	if (mem_need) {
-		struct cqp_mem_need m = mem_need(s->p);
+		struct cqp_mem_need m = mem_need(into);
 
-		if (m.buffers + m.queues > s->p->max_mem) {
+		if (m.buffers + m.queues > into->max_mem) {
 			cqp_fail(CQP_E_USAGE,
 				 "the test needs %" PRIu64 " bytes (%" PRIu64
 				 " of buffers, about %" PRIu64
 				 " of queues), above this server's --max-mem "
 				 "of %" PRIu64,
 				 m.buffers + m.queues, m.buffers, m.queues,
-				 s->p->max_mem);
-			return reject(s);
+				 into->max_mem);
+			goto refuse;
 		}
 	}
-	return cqp_oob_send(&s->oob, CQP_MSG_ACCEPT, "", 0);
+	return 0;
+refuse:
+	return cqp_session_refuse(o);
 drop:
-	cqp_oob_close(&s->oob);
+	cqp_oob_close(o);
 	return rc;
+}
+
+int cqp_session_accept(struct cqp_session *s, cqp_mem_need_fn mem_need)
+{
+	int rc = cqp_session_admit(s, &s->oob, s->p, -1, mem_need);
+
+	return rc < 0 ? rc : cqp_oob_send(&s->oob, CQP_MSG_ACCEPT, "", 0);
 }
 
 int cqp_session_exchange(struct cqp_session *s, uint16_t type,
@@ -267,10 +309,8 @@ int cqp_session_exchange(struct cqp_session *s, uint16_t type,
 
 int cqp_session_step(struct cqp_session *s, struct cqp_step_req *st)
 {
-	uint64_t m, spin, verb = CQP_VERB_SEND;
 	char rec[96];
 	struct cqp_kv_writer w;
-	uint16_t type;
 	uint32_t len;
 	int rc;
 
@@ -289,7 +329,21 @@ int cqp_session_step(struct cqp_session *s, struct cqp_step_req *st)
 		return cqp_oob_expect(&s->oob, CQP_MSG_BARRIER, s->buf,
 				      CQP_OOB_MAX_PAYLOAD, &len);
 	}
-	rc = cqp_oob_recv(&s->oob, &type, s->buf, CQP_OOB_MAX_PAYLOAD, &len);
+	rc = cqp_session_step_heard(s, &s->oob, st);
+	return rc < 0 || st->size == 0
+		   ? rc
+		   : cqp_oob_send(&s->oob, CQP_MSG_BARRIER, "", 0);
+}
+
+int cqp_session_step_heard(struct cqp_session *s, struct cqp_oob *o,
+			   struct cqp_step_req *st)
+{
+	uint64_t m, spin, verb = CQP_VERB_SEND;
+	uint16_t type;
+	uint32_t len;
+	int rc;
+
+	rc = cqp_oob_recv(o, &type, s->buf, CQP_OOB_MAX_PAYLOAD, &len);
 	if (rc < 0)
 		return rc;
 	if (type == CQP_MSG_BYE) {
@@ -302,13 +356,13 @@ int cqp_session_step(struct cqp_session *s, struct cqp_step_req *st)
 		cqp_kv_get_str(s->buf, len, "reason", why, sizeof(why));
 		cqp_oob_sanitize(why);
 		return cqp_fail(CQP_E_PEER_FAILED, "peer %s failed: %s",
-				s->oob.peer, why);
+				o->peer, why);
 	}
 	if (type != CQP_MSG_BARRIER)
 		return cqp_fail(CQP_E_PROTO,
 				"expected the next size from peer %s, got "
 				"message type %u",
-				s->oob.peer, type);
+				o->peer, type);
 	rc = cqp_kv_get_u64(s->buf, len, "size", &st->size);
 	if (rc == 0)
 		rc = cqp_kv_get_u64(s->buf, len, "mode", &m);
@@ -328,11 +382,11 @@ int cqp_session_step(struct cqp_session *s, struct cqp_step_req *st)
 				"peer %s asked for size %" PRIu64
 				" in mode %" PRIu64 ", spin %" PRIu64
 				" us, verb %" PRIu64,
-				s->oob.peer, st->size, m, spin, verb);
+				o->peer, st->size, m, spin, verb);
 	st->mode = (uint32_t)m;
 	st->spin_us = (uint32_t)spin;
 	st->verb = (uint32_t)verb;
-	return cqp_oob_send(&s->oob, CQP_MSG_BARRIER, "", 0);
+	return 0;
 }
 
 void cqp_session_abort(struct cqp_session *s)

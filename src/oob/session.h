@@ -44,6 +44,27 @@ int cqp_session_listen(struct cqp_session *s, struct cqp_params *p,
  * CQP_E_REJECTED; the listening socket stays usable. */
 int cqp_session_accept(struct cqp_session *s, cqp_mem_need_fn mem_need);
 
+/* The accept's key that tells a client its server gathers a group, with
+ * how long (ms) it may yet wait for the rest before saying "joined". */
+#define CQP_GROUP_WAIT_KEY "group_wait_ms"
+#define CQP_GROUP_JOINED   "joined" /* the barrier that starts a group */
+
+/* Server: wait up to wait_ms (< 0: forever) for a client on the listening
+ * socket, hello, and take its parameters into `into` (validated, and
+ * against --max-mem), leaving the answer to the caller; o is then open.
+ * A client refused here has had its REJECT (CQP_E_REJECTED). */
+int cqp_session_admit(struct cqp_session *s, struct cqp_oob *o,
+		      struct cqp_params *into, int wait_ms,
+		      cqp_mem_need_fn mem_need);
+/* Send o a REJECT with the current error as its reason, and close it:
+ * CQP_E_REJECTED, naming the client. */
+int cqp_session_refuse(struct cqp_oob *o);
+struct cqp_step_req;
+/* Server: the next step as client o announces it (size 0: BYE),
+ * checked; the answer is the caller's. */
+int cqp_session_step_heard(struct cqp_session *s, struct cqp_oob *o,
+			   struct cqp_step_req *st);
+
 /* Send ours, receive theirs (the client sends first so large records
  * cannot deadlock).  *text points into s->buf until the next call. */
 int cqp_session_exchange(struct cqp_session *s, uint16_t type,
@@ -87,5 +108,8 @@ int cqp_session_hello(struct cqp_oob *o, const char *tool, const char *version);
 
 /* Both sides send BARRIER(name) and wait for the peer's. */
 int cqp_session_barrier(struct cqp_oob *o, const char *name);
+/* Its halves: send ours; wait for the peer's and check its name. */
+int cqp_session_barrier_say(struct cqp_oob *o, const char *name);
+int cqp_session_barrier_heard(struct cqp_oob *o, const char *name);
 
 #endif

@@ -296,6 +296,7 @@ struct shape cqp_report_shape(const struct cqp_report *r)
 		s.lost |= row->has_lost;
 		s.open |= row->open_loop;
 		s.event |= row->side[0] != '\0';
+		s.fanin |= row->nclients > 0;
 	}
 	return s;
 }
@@ -343,6 +344,19 @@ static double wire_eff_pct(const struct cqp_report *r,
 {
 	return row->has_bw ? cqp_wire_eff_pct(row->bytes, r->dev.wire_overhead)
 			   : NAN;
+}
+
+/* A group's slowest client: what the fairness index hides. */
+static double slowest_mpps(const struct cqp_report *r,
+			   const struct cqp_row *row)
+{
+	double m = NAN;
+
+	(void)r;
+	for (uint64_t i = 0; i < row->nclients; i++)
+		if (isnan(m) || row->clients[i].msg_rate_mpps < m)
+			m = row->clients[i].msg_rate_mpps;
+	return m;
 }
 
 static bool fanned_out(const struct cqp_row *row)
@@ -469,6 +483,24 @@ const struct row_field cqp_row_fields[] = {
     {"arrival_cv", FIELD_DOUBLE, RG_OPEN, AT(arrival_cv), NO_HEAD, NULL},
     {"service_lat_us", FIELD_LAT, RG_OPEN_LAT, AT(service_lat_us), NO_HEAD,
      service_heads},
+    {"client_count", FIELD_U64, RG_FANIN, AT(nclients),
+     UNDER("clients", RF_U64), NULL},
+    {"fairness",
+     FIELD_DOUBLE,
+     RG_FANIN,
+     AT(fairness),
+     {"fairness", NULL, RF_FIXED, 3, RG_ALWAYS, NULL},
+     NULL},
+    {"slowest_mpps",
+     FIELD_DOUBLE,
+     RG_FANIN,
+     0,
+     0,
+     slowest_mpps,
+     NULL,
+     true,
+     {"slowest[Mpps]", NULL, RF_FIXED, 6, RG_ALWAYS, NULL},
+     NULL},
 };
 #undef AT
 #undef HEAD
@@ -511,6 +543,8 @@ bool cqp_row_has(const struct cqp_row *row, enum row_group g)
 		return row->open_loop;
 	case RG_OPEN_LAT:
 		return row->open_loop && row->has_lat;
+	case RG_FANIN:
+		return row->nclients > 0;
 	}
 	return false;
 }
@@ -538,6 +572,8 @@ bool cqp_shape_has(const struct shape *s, enum row_group g)
 		return s->open;
 	case RG_OPEN_LAT:
 		return s->open && s->lat;
+	case RG_FANIN:
+		return s->fanin;
 	}
 	return false;
 }

@@ -130,6 +130,7 @@ enum row_group {
 	RG_LAT,	     /* has_lat */
 	RG_OPEN,     /* open_loop (--rate) */
 	RG_OPEN_LAT, /* open_loop and has_lat */
+	RG_FANIN,    /* a server's --clients group (nclients > 0) */
 };
 #define RG_BIT(g) (1u << (g))
 #define RG_ALWAYS (~0u)
@@ -197,6 +198,7 @@ struct shape {
 	bool lost;     /* ud_send_lat: lost exchanges */
 	bool open;     /* open loop (--rate): rates, late sends, service */
 	bool event;    /* cm_event_stress: rows are event types */
+	bool fanin;    /* a server's group: clients, fairness */
 	/* some side of some row has cqp_cost_fields[i] */
 	bool field[CQP_MAX_COST_FIELDS];
 };

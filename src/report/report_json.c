@@ -314,6 +314,35 @@ static void json_row(struct cqp_json *j, const struct cqp_report *r,
 	}
 }
 
+/* A group's clients, each with its own figures (rates as it measured
+ * them, delivery as this server counted it). */
+static void json_clients(struct cqp_json *j, const struct cqp_row *row)
+{
+	cqp_json_arr_begin(j, "clients");
+	for (uint64_t i = 0; i < row->nclients; i++) {
+		const struct cqp_client_figs *c = &row->clients[i];
+
+		cqp_json_obj_begin(j, NULL);
+		cqp_json_str(j, "address", c->addr);
+		cqp_json_double(j, "msg_rate_mpps", c->msg_rate_mpps);
+		cqp_json_double(j, "bw_avg_gbps", c->bw_avg_gbps);
+		if (c->has_delivery) {
+			struct cqp_row one = {.has_delivery = true,
+					      .sent = c->sent,
+					      .received = c->received,
+					      .fanout = row->fanout};
+
+			cqp_json_u64(j, "sent", c->sent);
+			cqp_json_u64(j, "received", c->received);
+			cqp_json_double(j, "loss_pct", cqp_row_loss_pct(&one));
+			cqp_json_u64(j, "rx_dry", c->rx_dry);
+		}
+		cqp_json_double(j, "cpu_pct", c->cpu_pct);
+		cqp_json_obj_end(j);
+	}
+	cqp_json_arr_end(j);
+}
+
 /* This side's timestamp source (clock.h). */
 static void json_clock(struct cqp_json *j)
 {
@@ -399,6 +428,8 @@ void cqp_report_json(const struct cqp_report *r, FILE *out)
 
 		cqp_json_obj_begin(&j, NULL);
 		json_row(&j, r, row);
+		if (row->nclients)
+			json_clients(&j, row);
 		if (r->params && r->params->histogram && row->hist)
 			json_hist(&j, row->hist);
 		if (row->client.valid)

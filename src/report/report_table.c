@@ -562,6 +562,13 @@ static void print_notes(const struct layout *L, const struct cqp_report *r,
 		    r->one_machine ? "the machine's (both sides ran on it)"
 				   : "each side's machine's",
 		    irqtime_measured(r) ? "measured" : "tick-sampled");
+	if (s->fanin)
+		cqp_text_printf(
+		    &t, "%s",
+		    " clients: this server's group (--clients); the row's "
+		    "rates "
+		    "are theirs summed, fairness Jain's index over their "
+		    "message rates (1: all equal); each client in JSON\n");
 	if (cqp_shape_has(s, RG_EVENT) && !(r->params && r->params->wide))
 		cqp_text_printf(
 		    &t, "%s",

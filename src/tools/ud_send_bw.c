@@ -17,6 +17,9 @@
 /* Silence after which the server looks whether the client has finished
  * (its last datagram, with the end mark, may be the one that was lost). */
 #define QUIET_MS 20
+/* --clients: how often the server looks for a client that hung up while
+ * the others keep its CQ busy. */
+#define LOOK_NS 100000000ull
 
 struct ud_bw_ctx {
 	struct cqp_ud ud;
@@ -96,9 +99,14 @@ static int run_receiver(struct cqp_run *run, struct ud_bw_ctx *c, uint64_t size,
 	 * every server QP hears every client QP's. */
 	unsigned heard = p->shared_channel ? ud->nqp : p->qps;
 	unsigned ends = heard * (p->mcast[0] ? ud->nqp : 1), ended = 0;
-	uint64_t quiet_since = cqp_now_ns();
+	uint64_t quiet_since = cqp_now_ns(), looked = quiet_since;
 	bool measuring = !p->duration_s, began = measuring;
+	char silent[512];
 	int n;
+
+	/* A group's every client ends each of its QPs. */
+	if (run->group)
+		ends *= run->group->n;
 
 	cqp_ud_recv_begin(rx);
 	cqp_comp_begin(comp);
@@ -107,17 +115,25 @@ static int run_receiver(struct cqp_run *run, struct ud_bw_ctx *c, uint64_t size,
 		if (n < 0)
 			return n;
 		if (n == 0) {
-			if (cqp_oob_pending(&run->s->oob))
+			if (cqp_run_peers_spoke(run))
 				break;
 			if (cqp_now_ns() - quiet_since >
 			    (uint64_t)p->timeout_s * 1000000000ull)
-				return cqp_fail(CQP_E_TIMEOUT,
-						"no datagram and no word from "
-						"client %s for %u s",
-						run->s->oob.peer, p->timeout_s);
+				return cqp_fail(
+				    CQP_E_TIMEOUT,
+				    "no datagram and no word from %s for %u s",
+				    cqp_run_silent(run, silent, sizeof(silent)),
+				    p->timeout_s);
 			continue;
 		}
 		quiet_since = cqp_now_ns();
+		if (run->group && quiet_since - looked > LOOK_NS) {
+			int lost = cqp_run_check_peers(run);
+
+			if (lost < 0)
+				return lost;
+			looked = quiet_since;
+		}
 		for (int k = 0; k < n; k++) {
 			int rc = cqp_ud_recv_done(ud, rx, &wc[k],
 						  (uint32_t)size, p->verify);
@@ -157,6 +173,20 @@ static int run_size(struct cqp_run *run, void *ctx, uint64_t size,
 	return rc;
 }
 
+/* --clients: what this server counted of client i's datagrams. */
+static void client_row(const struct cqp_run *run, void *ctx, unsigned i,
+		       struct cqp_row *row)
+{
+	const struct cqp_ud *ud = &((struct ud_bw_ctx *)ctx)->ud;
+
+	(void)run;
+	row->received = row->rx_dry = 0;
+	for (unsigned t = 0; t < ud->nrx; t++) {
+		row->received += ud->rx[t].got[i];
+		row->rx_dry += ud->rx[t].dry[i];
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct cqp_bench_ops ops = {
@@ -167,6 +197,7 @@ int main(int argc, char **argv)
 	    .setup = setup,
 	    .run_size = run_size,
 	    .teardown = teardown,
+	    .client_row = client_row,
 	    .annotate = cqp_bw_annotate,
 	    .threaded = true,
 	};

@@ -1,0 +1,148 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Fan-in (--clients K): one ud_send_bw server, K client processes.  The
+# server's record against its clients' own (each client's sent, what the
+# server counted of it, the sums, fairness) and against the kernel (one
+# QP for all of them, a ring sized for all); then what must not disturb a
+# group: a client asking for another test, a group that never fills, a
+# latecomer, a client killed mid-step.
+. "$(dirname "$0")/lib.sh"
+require_device
+prefer_sanitized
+
+K=8
+RX=64
+
+# clients N PORT PREFIX ARGS...: N ud_send_bw clients at once, their JSON
+# in $WORK/PREFIX.N.json and exit codes in $WORK/PREFIX.N.rc.
+clients() {
+	local n=$1 port=$2 prefix=$3 i
+	shift 3
+	for i in $(seq 1 "$n"); do
+		("$CQPERF_BIN/ud_send_bw" -d "$DEV" -p "$port" --timeout 20 \
+			--output json "$@" "$ADDR" >"$WORK/$prefix.$i.json" \
+			2>"$WORK/$prefix.$i.err"
+		echo $? >"$WORK/$prefix.$i.rc") &
+	done
+}
+
+# wait_for_file FILE SEC: until FILE exists, at most SEC seconds.
+wait_for_file() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# all_ok PREFIX N: every client of PREFIX exited 0.
+all_ok() {
+	local i
+	for i in $(seq 1 "$2"); do
+		[ "$(cat "$WORK/$1.$i.rc" 2>/dev/null)" = 0 ] || {
+			show "$WORK/$1.$i.err"
+			return 1
+		}
+	done
+}
+
+# --- K clients, one server ---
+port=$(next_port)
+start_server ud_send_bw:group "$port" --timeout 20 --output json \
+	--clients $K --join-timeout 60 || not_ok "server of $K listens"
+clients $K "$port" c -s 64 -n 3000 --rx-depth $RX
+wait_server 120
+check "the server of $K clients exits 0" test $? -eq 0 ||
+	show "$WORK/ud_send_bw:group.server.err"
+wait
+check "its $K clients exit 0" all_ok c $K
+srv=$WORK/ud_send_bw:group.server.out
+check "the server's row is the group's: $K clients, their rates summed" \
+	python3 - "$srv" "$WORK"/c.*.json <<'EOF'
+import json, math, sys
+s = json.load(open(sys.argv[1]))
+cs = [json.load(open(f)) for f in sys.argv[2:]]
+r = s["results"][0]
+each = r["clients"]
+assert r["client_count"] == len(each) == len(cs), r["client_count"]
+assert len({c["address"] for c in each}) == len(cs)
+# What each client sent, by its own count, is what the server lists.
+mine = sorted((c["results"][0]["sent"], c["results"][0]["received"]) for c in cs)
+theirs = sorted((c["sent"], c["received"]) for c in each)
+assert mine == theirs, (mine, theirs)
+assert r["sent"] == sum(c["sent"] for c in each)
+assert r["received"] == sum(c["received"] for c in each)
+rate = sum(c["results"][0]["msg_rate_mpps"] for c in cs)
+# JSON keeps 9 digits of each figure.
+assert math.isclose(r["msg_rate_mpps"], rate, rel_tol=1e-6), (r, rate)
+rates = [c["msg_rate_mpps"] for c in each]
+jain = sum(rates) ** 2 / (len(rates) * sum(x * x for x in rates))
+assert math.isclose(r["fairness"], jain, rel_tol=1e-6) and 0 < jain <= 1
+assert math.isclose(r["slowest_mpps"], min(rates), rel_tol=1e-6)
+assert s["server_mem"]["clients"] == len(cs)
+EOF
+check "one UD QP serves all $K, its ring $K x --rx-depth $RX" json_check "$srv" \
+	"d['server_mem']['qps'] == 1 and d['server_mem']['recv_wqes'] >= $K * $RX"
+check "the server says who sent and who was lost, per client" json_check "$srv" \
+	"all('loss_pct' in c and 'rx_dry' in c for c in d['results'][0]['clients'])"
+
+# --- a client asking for another test is refused, naming the option ---
+port=$(next_port)
+start_server ud_send_bw:odd "$port" --timeout 20 --clients 2 \
+	--join-timeout 60 || not_ok "server of 2 listens"
+clients 1 "$port" a -s 64 -n 500
+sleep 1
+clients 1 "$port" b -s 128 -n 500
+wait_for_file "$WORK/b.1.rc" 60
+check "the odd client is refused (exit $(cat "$WORK/b.1.rc"))" \
+	test "$(cat "$WORK/b.1.rc")" != 0
+check "...naming the option and both values" grep -q \
+	"size 128, where the group of 2 clients runs --size 64" "$WORK/b.1.err" ||
+	show "$WORK/b.1.err"
+clients 1 "$port" c2 -s 64 -n 500
+wait_server 60
+check "the group then runs" test $? -eq 0 ||
+	show "$WORK/ud_send_bw:odd.server.err"
+wait
+check "...for its two clients" all_ok a 1 && all_ok c2 1
+
+# --- a group that never fills ---
+port=$(next_port)
+start_server ud_send_bw:short "$port" --timeout 20 --clients 3 \
+	--join-timeout 2 || not_ok "server of 3 listens"
+clients 1 "$port" s -s 64 -n 500
+wait_server 30
+rc=$?
+check "a group that does not fill ends the server with a failure (exit $rc)" \
+	test "$rc" != 0 -a "$rc" != 124
+check "...naming how many came" grep -q \
+	"join-timeout 2 s: 1 of 3 clients came" "$WORK/ud_send_bw:short.server.err" ||
+	show "$WORK/ud_send_bw:short.server.err"
+wait
+check "...and the client hears why" grep -q "1 of 3 clients came" \
+	"$WORK/s.1.err" || show "$WORK/s.1.err"
+
+# --- a latecomer, and a client killed mid-step ---
+port=$(next_port)
+start_server ud_send_bw:lost "$port" --timeout 5 --clients 2 \
+	--join-timeout 60 || not_ok "server of 2 listens"
+clients 2 "$port" l -s 64 -D 30
+sleep 3
+clients 1 "$port" late -s 64 -n 100
+wait_for_file "$WORK/late.1.rc" 30
+check "a third client is refused at once: server full" grep -q \
+	"server full: 2 clients" "$WORK/late.1.err" || show "$WORK/late.1.err"
+kill -9 "$(pgrep -f -- "-p $port .*-D 30 $ADDR" | head -1)"
+t0=$(date +%s)
+wait_server 40
+rc=$?
+check "a client killed mid-step ends the server's run with a failure (exit $rc)" \
+	test "$rc" != 0 -a "$rc" != 124
+check "...within --timeout, not at the step's end ($(($(date +%s) - t0)) s)" \
+	test $(($(date +%s) - t0)) -lt 25
+check "...naming the lost client" grep -qE \
+	"client .*(closed|gone|hung up|failed)|peer .*(closed|gone)" \
+	"$WORK/ud_send_bw:lost.server.err" || show "$WORK/ud_send_bw:lost.server.err"
+wait
+finish
