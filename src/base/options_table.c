@@ -763,7 +763,7 @@ const struct cqp_option cqp_options[] = {
      .max = CQP_MAX_CLIENTS,
      .def = 1,
      .argname = "K",
-     .tools = CQP_TOOL_UD_SEND_BW,
+     .tools = CQP_TOOL_UD_SEND_BW | CQP_TOOL_CQ_POLL_BW,
      .help = "server: serve K clients at once, each step starting for all "
 	     "of them together"},
     {.name = "join-timeout",
@@ -774,7 +774,7 @@ const struct cqp_option cqp_options[] = {
      .max = 3600,
      .def = 30,
      .argname = "SEC",
-     .tools = CQP_TOOL_UD_SEND_BW,
+     .tools = CQP_TOOL_UD_SEND_BW | CQP_TOOL_CQ_POLL_BW,
      .help = "server: with --clients, how long to wait for all K"},
     {.name = "comp-vector",
      .group = CQP_G_THREADS,

@@ -476,7 +476,7 @@ int cqp_bench_comps(struct cqp_comp_set *set, struct ibv_context *ctx,
 	struct cqp_comp_set_req req = {
 	    .p = p,
 	    .receiver = receiver,
-	    .ncq = p->qps,
+	    .ncq = run->cqs ? run->cqs : p->qps,
 	    .depth = cqp_params_cq_depth(p),
 	    .stop = run->stop,
 	    .abort = &run->sync->abort,

@@ -44,6 +44,9 @@ struct cqp_run {
 	struct cqp_session *s;
 	/* A server's --clients group (NULL: one client, at s->oob). */
 	struct cqp_group *group;
+	/* CQs per thread when not one per QP (an RC group's server: its
+	 * clients' -q, each shared by their QPs); 0: -q. */
+	unsigned cqs;
 	bool is_client;
 	volatile sig_atomic_t *stop; /* SIGINT/SIGTERM seen */
 	struct cqp_device_info dev;  /* filled by setup */
@@ -96,7 +99,7 @@ struct cqp_bench_ops {
 	 * is cqp_workers_merge_row. */
 	int (*merge)(struct cqp_run *run, void *ctx, const struct cqp_row *rows,
 		     unsigned n, struct cqp_row *out);
-	/* Needed for --clients: the server's row as client i should
+	/* Optional, for --clients: the server's row as client i should
 	 * see it (what it counted of that client's traffic). */
 	void (*client_row)(const struct cqp_run *run, void *ctx, unsigned i,
 			   struct cqp_row *row);

@@ -78,10 +78,12 @@ static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
 		return cqp_fail(CQP_E_NOMEM, "out of memory for %u QPs", total);
 	for (unsigned i = 0; i < total; i++) {
 		struct cqp_comp *comp = &rc->comps.comp[i / p->qps];
+		/* A group's server: QP k of every client on CQ k. */
+		struct ibv_cq *cq = cqp_comp_cq(comp, i % p->qps % comp->ncq);
 		struct cqp_qp_req req = {
 		    .type = IBV_QPT_RC,
-		    .send_cq = cqp_comp_cq(comp, i % p->qps),
-		    .recv_cq = cqp_comp_cq(comp, i % p->qps),
+		    .send_cq = cq,
+		    .recv_cq = cq,
 		    .max_send_wr = p->tx_depth,
 		    .max_recv_wr = p->rx_depth,
 		    .inline_size = p->inline_size,
@@ -128,7 +130,18 @@ static int connect_qps(struct cqp_rc *rc, struct cqp_run *run)
 		local[i].rkey = rc->bufs[i].mr->rkey;
 		local[i].rd_atom = cqp_dev_rd_atom(&rc->dev);
 	}
-	ret = cqp_session_exchange_endpoints(run->s, local, remote, rc->nqp);
+	if (run->group) {
+		/* Client i's QPs, all its threads', are ours from i * n. */
+		unsigned n = rc->nqp / run->group->n;
+
+		ret = 0;
+		for (unsigned i = 0; ret == 0 && i < run->group->n; i++)
+			ret = cqp_group_exchange_endpoints(
+			    run->group, i, local + i * n, remote + i * n, n);
+	} else {
+		ret = cqp_session_exchange_endpoints(run->s, local, remote,
+						     rc->nqp);
+	}
 	for (unsigned i = 0; ret == 0 && i < rc->nqp; i++) {
 		rc->vq[i].raddr = remote[i].addr;
 		rc->vq[i].rkey = remote[i].rkey;
@@ -140,7 +153,7 @@ static int connect_qps(struct cqp_rc *rc, struct cqp_run *run)
 					&remote[i], rc->mtu);
 	/* Neither side may send before the other's QPs are ready. */
 	if (ret == 0)
-		ret = cqp_session_barrier(&run->s->oob, "connected");
+		ret = cqp_run_barrier(run, "connected");
 out:
 	free(local);
 	free(remote);
@@ -154,7 +167,8 @@ uint64_t cqp_rc_buf_size(const struct cqp_params *p)
 
 struct cqp_mem_need cqp_rc_mem_need(const struct cqp_params *p)
 {
-	uint64_t qps = (uint64_t)p->qps * p->nthreads;
+	/* A group's server holds every client's QPs. */
+	uint64_t qps = (uint64_t)p->qps * p->nthreads * p->clients;
 	uint64_t regions = recv_apart(cqp_params_verbs(p)) ? 2 : 1;
 
 	/* A CQ per queue pair, shared by its sends and receives. */
@@ -168,6 +182,46 @@ uint32_t cqp_rc_window(const struct cqp_rc *rc, const struct cqp_params *p,
 	if (cqp_verb_rd_atom(verb) && rc->rd_atom < p->tx_depth)
 		return rc->rd_atom;
 	return p->tx_depth;
+}
+
+/* A group's server (--clients K): a QP of its own for each QP of each
+ * client, so -q K times over per thread (a client's QPs in one block,
+ * whichever thread holds them), on the thread's -q CQs: QP k of every
+ * client on CQ k, deep enough for all of theirs.  Its targets reap
+ * receive completions: SEND and WRITE with immediate. */
+static int group_shape(struct cqp_rc *rc, struct cqp_run *run)
+{
+	struct cqp_params *p = run->p;
+	unsigned k = run->group->n;
+	uint64_t depth = (uint64_t)k * cqp_params_cq_depth(p);
+	uint64_t qps = (uint64_t)p->qps * p->nthreads * k;
+	uint32_t other =
+	    rc->verbs & ~(1u << CQP_VERB_SEND | 1u << CQP_VERB_WRITE_IMM);
+
+	if (other)
+		return cqp_fail(CQP_E_USAGE,
+				"--verb %s: a server of --clients %u serves "
+				"send and write-imm, whose completions it "
+				"reaps",
+				cqp_verb_name((uint32_t)__builtin_ctz(other)),
+				k);
+	if (depth > (uint64_t)rc->dev.attr.max_cqe)
+		return cqp_fail(CQP_E_USAGE,
+				"--clients %u: each CQ would take %llu entries "
+				"(%u clients' --rx-depth and --tx-depth), "
+				"above %s's %d: fewer clients, or smaller "
+				"depths",
+				k, (unsigned long long)depth, k,
+				rc->dev.info.name, rc->dev.attr.max_cqe);
+	if (qps > (uint64_t)rc->dev.attr.max_qp)
+		return cqp_fail(CQP_E_USAGE,
+				"--clients %u: %llu QPs, above %s's %d", k,
+				(unsigned long long)qps, rc->dev.info.name,
+				rc->dev.attr.max_qp);
+	run->cqs = p->qps;
+	p->cq_depth = (uint32_t)depth;
+	p->qps *= k;
+	return 0;
 }
 
 int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver,
@@ -207,6 +261,8 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver,
 		    rc->verbs & 1u << CQP_VERB_READ ? "read" : "atomic",
 		    rc->dev.info.name, rc->dev.attr.max_qp_rd_atom,
 		    rc->dev.attr.max_qp_init_rd_atom);
+	if (run->group && (ret = group_shape(rc, run)) < 0)
+		return ret;
 	run->max_size = rc->dev.port_attr.max_msg_sz < buf_size
 			    ? rc->dev.port_attr.max_msg_sz
 			    : buf_size;

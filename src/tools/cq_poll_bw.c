@@ -27,12 +27,13 @@ static int setup(struct cqp_run *run, void *ctx)
 {
 	struct bw_ctx *c = ctx;
 	const struct cqp_params *p = run->p;
+	/* A group's server has its clients' QPs: -q after the setup. */
+	int rc = cqp_rc_setup(&c->rc, run, !run->is_client, !run->is_client);
 
-	c->received =
-	    calloc((size_t)p->qps * p->nthreads, sizeof(*c->received));
-	if (!c->received)
-		return cqp_fail(CQP_E_NOMEM, "out of memory");
-	return cqp_rc_setup(&c->rc, run, !run->is_client, !run->is_client);
+	if (rc == 0 && !(c->received = calloc((size_t)p->qps * p->nthreads,
+					      sizeof(*c->received))))
+		rc = cqp_fail(CQP_E_NOMEM, "out of memory");
+	return rc;
 }
 
 static void teardown(struct cqp_run *run, void *ctx)

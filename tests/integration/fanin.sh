@@ -13,13 +13,14 @@ prefer_sanitized
 K=8
 RX=64
 
-# clients N PORT PREFIX ARGS...: N ud_send_bw clients at once, their JSON
+# clients N PORT PREFIX ARGS...: N clients ($TOOL) at once, their JSON
 # in $WORK/PREFIX.N.json and exit codes in $WORK/PREFIX.N.rc.
+TOOL=ud_send_bw
 clients() {
 	local n=$1 port=$2 prefix=$3 i
 	shift 3
 	for i in $(seq 1 "$n"); do
-		("$CQPERF_BIN/ud_send_bw" -d "$DEV" -p "$port" --timeout 20 \
+		("$CQPERF_BIN/$TOOL" -d "$DEV" -p "$port" --timeout 20 \
 			--output json "$@" "$ADDR" >"$WORK/$prefix.$i.json" \
 			2>"$WORK/$prefix.$i.err"
 		echo $? >"$WORK/$prefix.$i.rc") &
@@ -86,6 +87,52 @@ check "one UD QP serves all $K, its ring $K x --rx-depth $RX" json_check "$srv" 
 	"d['server_mem']['qps'] == 1 and d['server_mem']['recv_wqes'] >= $K * $RX"
 check "the server says who sent and who was lost, per client" json_check "$srv" \
 	"all('loss_pct' in c and 'rx_dry' in c for c in d['results'][0]['clients'])"
+
+# --- RC: a QP per client QP, on the thread's CQs ---
+# rc_group NAME K ARGS...: a cq_poll_bw server of K clients with ARGS,
+# the kernel's count of its QPs mid-run in $WORK/NAME.kqps.
+rc_group() {
+	local name=$1 k=$2 port i
+	shift 2
+	port=$(next_port)
+	TOOL=cq_poll_bw
+	start_server "cq_poll_bw:$name" "$port" --timeout 20 --output json \
+		--clients "$k" --join-timeout 60 || not_ok "$name: server listens"
+	clients "$k" "$port" "$name" -s 64 -D 3 "$@"
+	for i in $(seq 1 100); do
+		[ "$(rdma resource show qp 2>/dev/null |
+			grep "pid $SERVER_PID " | grep -c RTS)" -gt 0 ] && break
+		sleep 0.1
+	done
+	rdma resource show qp 2>/dev/null | grep -c "pid $SERVER_PID " \
+		>"$WORK/$name.kqps"
+	wait_server 60
+	check "$name: the server of $k clients exits 0" test $? -eq 0 ||
+		show "$WORK/cq_poll_bw:$name.server.err"
+	wait
+	check "$name: its clients exit 0" all_ok "$name" "$k"
+	TOOL=ud_send_bw
+}
+rc_group rc 4 -q 2 --rx-depth 128
+srv=$WORK/cq_poll_bw:rc.server.out
+check "rc: 4 clients of -q 2 hold 8 QPs on the thread's 2 CQs (kernel: $(cat "$WORK/rc.kqps"))" \
+	json_check "$srv" "(lambda m: m['qps'] == 8 == $(cat "$WORK/rc.kqps") and
+	 m['cqs'] == 2 and m['recv_wqes'] >= 8 * 128 and m['clients'] == 4)(d['server_mem'])"
+check "rc: the row sums its clients' rates" python3 - "$srv" "$WORK"/rc.*.json <<'EOF'
+import json, math, sys
+s = json.load(open(sys.argv[1]))
+cs = [json.load(open(f)) for f in sys.argv[2:]]
+r = s["results"][0]
+assert r["client_count"] == len(r["clients"]) == len(cs) == 4
+rate = sum(c["results"][0]["msg_rate_mpps"] for c in cs)
+assert math.isclose(r["msg_rate_mpps"], rate, rel_tol=1e-6), (r, rate)
+assert sorted(c["msg_rate_mpps"] for c in r["clients"]) == \
+    sorted(c["results"][0]["msg_rate_mpps"] for c in cs)
+EOF
+rc_group rct 3 --threads 2
+check "rc, --threads 2: 3 clients' 6 QPs over the server's 2 threads" \
+	json_check "$WORK/cq_poll_bw:rct.server.out" \
+	"d['server_mem']['qps'] == 6 and len(d['results'][0]['server']['threads']) == 2"
 
 # --- a client asking for another test is refused, naming the option ---
 port=$(next_port)
