@@ -131,5 +131,25 @@ rc=$?
 check "--ssh-args without --server-ssh: exit 2 (got $rc)" test "$rc" -eq 2
 check "--ssh-args without --server-ssh: says so" \
 	grep -q -- '--ssh-args needs --server-ssh' "$tmp/run.out"
+
+# --clients: a server step of --clients K on the first node per point, and
+# one step of K tasks on the second, each task's document a file of its own.
+in_job "$sweep" --tool ud_send_bw --slurm --bin-dir "$tmp/bin" \
+	--clients 2,16 --out "$tmp/o8" --dry-run >"$tmp/run.out" 2>&1
+rc=$?
+check "--clients with --slurm plans (exit $rc)" test "$rc" -eq 0
+check "--clients: a server step of --clients 16 on the first node" grep -q \
+	"server: srun --nodes=1 --ntasks=1 --nodelist=nodeA .*/ud_send_bw -p 18600 --clients 16 " \
+	"$tmp/run.out" || show "$tmp/run.out"
+check "--clients: its 16 clients one step of 16 tasks on the second" grep -q \
+	"srun --nodes=1 --ntasks=16 --nodelist=nodeB --output=$tmp/o8/sweep/ud_send_bw-clients_16.client-%t.json .*/ud_send_bw -p 18600 --output json nodeA" \
+	"$tmp/run.out" || show "$tmp/run.out"
+"$sweep" --tool cm_event_stress --start-server --bin-dir "$tmp/bin" \
+	--clients 2 --out "$tmp/o9" >"$tmp/run.out" 2>&1
+rc=$?
+check "--clients with a tool that serves one: exit 2 (got $rc)" test "$rc" -eq 2
+check "...naming the tools that take groups" grep -q \
+	"cm_event_stress serves one client (fan-in: cq_poll_bw, ud_send_bw)" \
+	"$tmp/run.out"
 echo "$CHECKS_PASSED passed, $CHECKS_FAILED failed"
 [ "$CHECKS_FAILED" -eq 0 ]

@@ -134,6 +134,33 @@ check "rc, --threads 2: 3 clients' 6 QPs over the server's 2 threads" \
 	json_check "$WORK/cq_poll_bw:rct.server.out" \
 	"d['server_mem']['qps'] == 6 and len(d['results'][0]['server']['threads']) == 2"
 
+# --- the sweep over group sizes ---
+out=$WORK/ksweep
+"$(dirname "$0")/../../scripts/installed/cqperf-sweep" --tool ud_send_bw \
+	--bin-dir "$CQPERF_BIN" --start-server --port "$(next_port)" \
+	--out "$out" --clients 1,3 --client-args "-d $DEV -n 500 --timeout 20" \
+	--server-args "-d $DEV --timeout 20" --grid size=64 \
+	>"$WORK/ksweep.out" 2>"$WORK/ksweep.err"
+check "cqperf-sweep --clients 1,3 runs a server of each size (exit $?)" \
+	grep -qx "2 runs, 0 failed" "$WORK/ksweep.out" ||
+	show "$WORK/ksweep.out" "$WORK/ksweep.err"
+check "...each point's document the server's, the group's row at 3" \
+	python3 - "$out" <<'EOF'
+import csv, json, os, sys
+d = sys.argv[1]
+one = json.load(open(os.path.join(d, "ud_send_bw-clients_1-size_64.json")))
+three = json.load(open(os.path.join(d, "ud_send_bw-clients_3-size_64.json")))
+assert one["role"] == three["role"] == "server"
+assert "client_count" not in one["results"][0]
+assert three["results"][0]["client_count"] == 3
+assert three["server_mem"]["clients"] == 3
+mine = [json.load(open(os.path.join(d, "sweep",
+        "ud_send_bw-clients_3-size_64.client-%d.json" % i))) for i in range(3)]
+assert sum(m["results"][0]["sent"] for m in mine) == three["results"][0]["sent"]
+rows = list(csv.DictReader(open(os.path.join(d, "results.csv"))))
+assert [r["clients"] for r in rows] == ["1", "3"], rows
+EOF
+
 # --- a client asking for another test is refused, naming the option ---
 port=$(next_port)
 start_server ud_send_bw:odd "$port" --timeout 20 --clients 2 \
