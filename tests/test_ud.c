@@ -230,7 +230,7 @@ static void test_options(void)
 	    {CQP_TOOL_UD_SEND_LAT, "--retry-us 999", "--retry-us"},
 	    {CQP_TOOL_UD_SEND_LAT, "--mcast ff0e::1", "--mcast"},
 	    {CQP_TOOL_UD_SEND_LAT, "--post-list 4", "--post-list"},
-	    {CQP_TOOL_CQ_POLL_BW, "--srq", "--srq"},
+	    {CQP_TOOL_CQ_EVENT_LAT, "--srq", "--srq"},
 	    {CQP_TOOL_UD_SEND_BW, "-m 1000", "--mtu"},
 	};
 

@@ -515,7 +515,7 @@ const struct cqp_option cqp_options[] = {
      .type = CQP_OPT_FLAG,
      .offset = OFF(srq),
      .max = 1,
-     .tools = UD_TOOLS,
+     .tools = UD_TOOLS | CQP_TOOL_CQ_POLL_BW,
      .flags = NEG,
      .help = "post the receiving side's receives on one shared receive "
 	     "queue for all its QPs"},

@@ -84,6 +84,7 @@ static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
 		    .type = IBV_QPT_RC,
 		    .send_cq = cq,
 		    .recv_cq = cq,
+		    .srq = rc->srq,
 		    .max_send_wr = p->tx_depth,
 		    .max_recv_wr = p->rx_depth,
 		    .inline_size = p->inline_size,
@@ -95,6 +96,9 @@ static int create_qps(struct cqp_rc *rc, const struct cqp_params *p,
 		if (ret < 0)
 			return ret;
 		rc->nqp++;
+		if (rc->srq && (ret = cqp_senders_add(
+				    &rc->byqpn, rc->qps[i]->qp_num, 0, i)) < 0)
+			return ret;
 		ret = cqp_qp_init(rc->qps[i], &rc->dev,
 				  cqp_verb_access(rc->verbs, true));
 		if (ret < 0)
@@ -193,7 +197,9 @@ static int group_shape(struct cqp_rc *rc, struct cqp_run *run)
 {
 	struct cqp_params *p = run->p;
 	unsigned k = run->group->n;
-	uint64_t depth = (uint64_t)k * cqp_params_cq_depth(p);
+	/* With --srq a CQ's receives are at most the shared queue's. */
+	uint64_t depth = p->srq ? p->rx_depth + (uint64_t)k * p->tx_depth
+				: (uint64_t)k * cqp_params_cq_depth(p);
 	uint64_t qps = (uint64_t)p->qps * p->nthreads * k;
 	uint32_t other =
 	    rc->verbs & ~(1u << CQP_VERB_SEND | 1u << CQP_VERB_WRITE_IMM);
@@ -271,12 +277,26 @@ int cqp_rc_setup(struct cqp_rc *rc, struct cqp_run *run, bool receiver,
 		return ret;
 	run->comp = rc->comps.comp;
 	run->ncomp = rc->comps.n;
+	if (receiver && p->srq) {
+		if (p->verify)
+			return cqp_fail(CQP_E_USAGE,
+					"--verify with --srq: a receive of the "
+					"shared queue lands in any QP's "
+					"buffer, where no pattern is kept");
+		ret = cqp_srq_create(&rc->dev, p->rx_depth, &rc->srq);
+		if (ret == 0)
+			ret =
+			    cqp_senders_init(&rc->byqpn, p->qps * rc->comps.n);
+		if (ret < 0)
+			return ret;
+	}
 	ret = create_qps(rc, p, buf_size, target);
 	if (ret < 0)
 		return ret;
 	run->dev.has_inline = true;
 	run->dev.inline_size = rc->inline_granted;
-	for (unsigned i = 0; receiver && i < rc->nqp; i++) {
+	/* The shared queue's receives once, each QP's own otherwise. */
+	for (unsigned i = 0; receiver && i < (rc->srq ? 1 : rc->nqp); i++) {
 		ret = cqp_rc_post_recvs(rc, i, p->rx_depth);
 		if (ret < 0)
 			return ret;
@@ -295,6 +315,9 @@ void cqp_rc_teardown(struct cqp_rc *rc)
 {
 	for (unsigned i = 0; i < rc->nqp; i++)
 		ibv_destroy_qp(rc->qps[i]);
+	if (rc->srq)
+		ibv_destroy_srq(rc->srq);
+	cqp_senders_free(&rc->byqpn);
 	for (unsigned i = 0; rc->bufs && i < rc->nqp; i++)
 		cqp_buf_free(&rc->bufs[i]);
 	free(rc->qps);
@@ -336,7 +359,8 @@ int cqp_rc_post_recvs(struct cqp_rc *rc, unsigned qp, unsigned count)
 			wr[i].num_sge = 1;
 			wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
 		}
-		err = ibv_post_recv(rc->qps[qp], wr, &bad);
+		err = rc->srq ? ibv_post_srq_recv(rc->srq, wr, &bad)
+			      : ibv_post_recv(rc->qps[qp], wr, &bad);
 		if (err)
 			return cqp_fail(CQP_E_DEVICE,
 					"ibv_post_recv on QP %u: %s",

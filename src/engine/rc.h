@@ -6,6 +6,7 @@
 #define CQP_RC_H
 
 #include "engine/bench.h"
+#include "engine/fanin.h"
 #include "engine/verb.h"
 #include "verbs/completion.h"
 #include "verbs/verbs.h"
@@ -30,7 +31,19 @@ struct cqp_rc {
 	struct cqp_verb_qp *vq;
 	uint32_t verbs;
 	uint32_t rd_atom;
+	/* --srq (a receiving side): one receive queue for every QP, whose
+	 * completions say their QP by number (byqpn: number -> index). */
+	struct ibv_srq *srq;
+	struct cqp_senders byqpn;
 };
+
+/* The index of the QP a receive completed on. */
+static inline unsigned cqp_rc_wc_qp(const struct cqp_rc *rc,
+				    const struct ibv_wc *wc)
+{
+	return rc->srq ? cqp_senders_find(&rc->byqpn, wc->qp_num, 0)
+		       : (unsigned)wc->wr_id;
+}
 
 /* The buffer each QP needs: the largest message the run may send. */
 uint64_t cqp_rc_buf_size(const struct cqp_params *p);
@@ -59,7 +72,8 @@ void cqp_rc_teardown(struct cqp_rc *rc);
 void cqp_rc_step_done(struct cqp_rc *rc, const struct cqp_params *p,
 		      unsigned first, unsigned n);
 
-/* Posts `count` receives of the whole buffer on QP qp; wr_id = qp. */
+/* Posts `count` receives of the whole buffer on QP qp (with --srq, of
+ * its buffer on the shared queue); wr_id = qp. */
 int cqp_rc_post_recvs(struct cqp_rc *rc, unsigned qp, unsigned count);
 
 #endif

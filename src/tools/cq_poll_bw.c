@@ -131,7 +131,7 @@ static int run_receiver(struct cqp_run *run, struct bw_ctx *c,
 			goto out;
 		total += (uint64_t)ret;
 		for (int k = 0; k < ret; k++) {
-			unsigned q = (unsigned)wc[k].wr_id - base;
+			unsigned q = cqp_rc_wc_qp(rc, &wc[k]) - base;
 
 			if (repost[q]++ == 0)
 				dirty[ndirty++] = q;

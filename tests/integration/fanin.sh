@@ -129,6 +129,14 @@ assert math.isclose(r["msg_rate_mpps"], rate, rel_tol=1e-6), (r, rate)
 assert sorted(c["msg_rate_mpps"] for c in r["clients"]) == \
     sorted(c["results"][0]["msg_rate_mpps"] for c in cs)
 EOF
+rc_group rcsrq 4 -q 2 --srq --rx-depth 128
+check "rc --srq: 8 QPs on one shared receive queue, its slots not 8 times over" \
+	python3 - "$WORK/cq_poll_bw:rc.server.out" "$WORK/cq_poll_bw:rcsrq.server.out" <<'EOF'
+import json, sys
+rc, srq = (json.load(open(f))["server_mem"] for f in sys.argv[1:])
+assert srq["qps"] == 8 and srq["srqs"] == 1 and rc["srqs"] == 0, srq
+assert 128 <= srq["recv_wqes"] < 8 * 128 <= rc["recv_wqes"], (srq, rc)
+EOF
 rc_group rct 3 --threads 2
 check "rc, --threads 2: 3 clients' 6 QPs over the server's 2 threads" \
 	json_check "$WORK/cq_poll_bw:rct.server.out" \

@@ -79,6 +79,8 @@ sys.exit(a != b)' "$WORK/$name.server.json" "$WORK/$name.client.json"
 held rc cq_poll_bw -q 2 --rx-depth 128
 agrees rc "m['clients'] == 1 and m['qps'] == 2 and m['srqs'] == 0 and
 	m['recv_wqes'] >= 256 and m['per_client'] == {k: m[k] for k in m['per_client']}"
+held rc-srq cq_poll_bw -q 4 --srq --rx-depth 256
+agrees rc-srq "m['qps'] == 4 and m['srqs'] == 1 and 256 <= m['recv_wqes'] < 4 * 256"
 held ud ud_send_bw --rx-depth 256
 agrees ud "m['qps'] == 1 and m['srqs'] == 0 and m['recv_wqes'] >= 256"
 held ud-srq ud_send_bw -q 2 --srq --rx-depth 256
