@@ -142,4 +142,52 @@ for backend in matplotlib gnuplot; do
 		test ! -e "$out-single/cq_event_lat-tradeoff.png"
 done
 check "the trade-off chart was drawn with a backend" test "$drawn" -gt 0
+
+# The fan-in chart: servers' documents of a --clients sweep, a line per
+# transport against K.
+mkdir "$tmp/fan"
+python3 - "$tmp/fan" <<'PY'
+import json, os, sys
+for tool, srq in (("ud_send_bw", False), ("cq_poll_bw", False),
+                  ("cq_poll_bw", True)):
+    for k in (1, 2, 4):
+        row = {"bytes": 64, "iterations": 100, "msg_rate_mpps": 0.1 * k,
+               "server": {"cpu_pct": 50, "cpu_ns_per_msg": 1000.0 * k}}
+        if k > 1:
+            row.update(client_count=k, fairness=0.9, slowest_mpps=0.1)
+        doc = {"schema": "cqperf/1", "tool": tool, "role": "server",
+               "params": {"clients": k, "srq": srq}, "results": [row],
+               "server_mem": {"clients": k, "per_client": {
+                   "registered_bytes": 8192.0 * (1 if tool[0] == "u" else k)
+                   / k}}}
+        json.dump(doc, open(os.path.join(sys.argv[1], "%s-%s-%d.json"
+                                         % (tool, srq, k)), "w"))
+PY
+check "fan-in: a line each for UD, RC and RC+SRQ against K" python3 - "$plot" "$tmp/fan" <<'PY'
+import importlib.machinery, importlib.util, sys
+plot, d = sys.argv[1:]
+loader = importlib.machinery.SourceFileLoader("cqperf_plot", plot)
+mod = importlib.util.module_from_spec(
+    importlib.util.spec_from_loader("cqperf_plot", loader))
+loader.exec_module(mod)
+servers = []
+mod.load_docs(d, servers)
+spec = mod.fanin_chart(servers)
+assert spec and spec[0] == "fanin.png" and spec[2] == "fanin", spec
+panels = dict(spec[3])
+cpu = {n: [(p[0], p[1]) for p in pts]
+       for n, _s, pts in panels["server CPU per message (ns)"]}
+assert set(cpu) == {"UD", "RC", "RC+SRQ"}, cpu
+assert cpu["UD"] == [(1, 1000.0), (2, 2000.0), (4, 4000.0)], cpu
+fair = {n: [p[1] for p in pts] for n, _s, pts in panels["fairness (Jain's index)"]}
+assert fair["RC"] == [1.0, 0.9, 0.9], fair
+mem = {n: [p[1] for p in pts]
+       for n, _s, pts in panels["registered per client (KiB)"]}
+assert mem["UD"] == [8.0, 4.0, 2.0] and mem["RC"] == [8.0, 8.0, 8.0], mem
+PY
+for backend in matplotlib gnuplot; do
+	"$plot" --backend "$backend" "$tmp/fan" --out "$tmp/fan-$backend" \
+		>"$tmp/stdout" 2>"$tmp/stderr" || continue
+	check "$backend: the fan-in chart is a PNG" is_png "$tmp/fan-$backend/fanin.png"
+done
 exit $((CHECKS_FAILED > 0))
