@@ -770,6 +770,18 @@ static void test_server_mem(void)
 			   "assert m['registered_bytes'] == 1048576\n"
 			   "assert m['per_client']['cqes'] == 1024\n"));
 	free(s);
+	/* A group's server says it in the human report too; a lone
+	 * client's does not (JSON only). */
+	f.p.output = CQP_OUT_HUMAN;
+	s = render(&f.r);
+	CHECK(strstr(s, " Held for 2 clients: 2 QPs, 2 CQs, 0 SRQs, "
+			"1024 receive slots, 1.0 MiB of MRs (512.0 KiB a "
+			"client)\n") != NULL);
+	free(s);
+	f.r.clients = 1;
+	s = render(&f.r);
+	CHECK(strstr(s, "Held for") == NULL);
+	free(s);
 	cqp_kv_writer_init(&w, rec, sizeof(rec));
 	cqp_held_encode(&held, &w);
 	memset(&back, 0, sizeof(back));

@@ -73,6 +73,26 @@ static void print_delivery(const struct cqp_report *r, const struct shape *s,
 	    out, " Receive memory registered: client %s, server %s\n", a, b);
 }
 
+/* ---- a group's server: what it holds for its clients ---- */
+
+static void print_server_mem(const struct cqp_report *r, struct cqp_text *out)
+{
+	const struct cqp_held *h = r->server_mem;
+	char all[32], one[32];
+
+	if (!h || r->clients < 2)
+		return;
+	fmt_bytes(all, sizeof(all), h->registered_bytes);
+	fmt_bytes(one, sizeof(one), h->registered_bytes / r->clients);
+	cqp_text_printf(out,
+			" Held for %u clients: %" PRIu64 " QP%s, %" PRIu64
+			" CQ%s, %" PRIu64 " SRQ%s, %" PRIu64
+			" receive slots, %s of MRs (%s a client)\n",
+			r->clients, h->qps, h->qps == 1 ? "" : "s", h->cqs,
+			h->cqs == 1 ? "" : "s", h->srqs,
+			h->srqs == 1 ? "" : "s", h->recv_wqes, all, one);
+}
+
 /* ---- open loop: a rate the load did not reach ---- */
 
 static void print_open_loop(const struct cqp_report *r, struct cqp_text *out)
@@ -520,6 +540,7 @@ void cqp_report_human(const struct cqp_report *r, FILE *out)
 	print_threads(r, &t);
 	print_open_loop(r, &t);
 	print_delivery(r, &s, &t);
+	print_server_mem(r, &t);
 	print_summary(r, &t);
 	print_run_cost(r, &t);
 	print_projection(&r->projection, &t);
