@@ -9,7 +9,6 @@
 #include <time.h>
 
 #include "base/error.h"
-#include "base/fabric.h"
 #include "base/kv.h"
 #include "base/version.h"
 #include "oob/wait.h"
@@ -272,46 +271,31 @@ bool cqp_group_local(const struct cqp_group *g)
 	return g->n > 0;
 }
 
+/* Client i as a session of its own, for the session's exchanges: the
+ * group's parameters and buffer, that client's channel (not to close). */
+static struct cqp_session member(const struct cqp_group *g, unsigned i)
+{
+	struct cqp_session v = *g->s;
+
+	v.oob = g->m[i];
+	v.lfd = -1;
+	return v;
+}
+
 int cqp_group_exchange_endpoints(struct cqp_group *g, unsigned i,
 				 const struct cqp_endpoint *local,
 				 struct cqp_endpoint *remote, unsigned n)
 {
-	size_t cap = 160 * (size_t)n + 64;
-	char *rec = malloc(cap);
-	struct cqp_kv_writer w;
-	const char *text;
-	uint32_t len;
-	int rc;
+	struct cqp_session v = member(g, i);
 
-	if (!rec)
-		return cqp_fail(CQP_E_NOMEM, "out of memory for endpoints");
-	rc = cqp_group_hear(g, i, CQP_MSG_ENDPOINT, &text, &len);
-	if (rc == 0)
-		rc = cqp_endpoints_decode(remote, n, text, len);
-	if (rc == 0) {
-		cqp_kv_writer_init(&w, rec, cap);
-		cqp_endpoints_encode(local, n, &w);
-		rc = cqp_group_answer(g, i, CQP_MSG_ENDPOINT, &w);
-	}
-	free(rec);
-	return rc;
+	return cqp_session_exchange_endpoints(&v, local, remote, n);
 }
 
 int cqp_group_exchange_port(struct cqp_group *g, unsigned i,
 			    const struct cqp_port_facts *mine,
 			    struct cqp_port_facts *theirs)
 {
-	char rec[160];
-	struct cqp_kv_writer w;
-	const char *text;
-	uint32_t len;
-	int rc = cqp_group_hear(g, i, CQP_MSG_PORT, &text, &len);
+	struct cqp_session v = member(g, i);
 
-	if (rc == 0)
-		rc = cqp_port_facts_decode(theirs, text, len);
-	if (rc < 0)
-		return rc;
-	cqp_kv_writer_init(&w, rec, sizeof(rec));
-	cqp_port_facts_encode(mine, &w);
-	return cqp_group_answer(g, i, CQP_MSG_PORT, &w);
+	return cqp_session_exchange_port(&v, mine, theirs);
 }
