@@ -227,4 +227,37 @@ check "...naming the lost client" grep -qE \
 	"client .*(closed|gone|hung up|failed)|peer .*(closed|gone)" \
 	"$WORK/ud_send_bw:lost.server.err" || show "$WORK/ud_send_bw:lost.server.err"
 wait
+
+# --- a client that freezes mid-step: its silence is named ---
+port=$(next_port)
+start_server ud_send_bw:frozen "$port" --timeout 4 --clients 2 \
+	--join-timeout 60 || not_ok "server of 2 listens"
+clients 2 "$port" f -s 64 -D 3
+sleep 2
+frozen=$(pgrep -f -- "-p $port .*-D 3 $ADDR" | head -1)
+kill -STOP "$frozen"
+t0=$(date +%s)
+wait_server 40
+rc=$?
+kill -CONT "$frozen" 2>/dev/null
+check "a frozen client ends the server's run with a failure (exit $rc)" \
+	test "$rc" != 0 -a "$rc" != 124
+check "...within --timeout after the others ($(($(date +%s) - t0)) s)" \
+	test $(($(date +%s) - t0)) -lt 15
+check "...naming the silent client" grep -qE \
+	"no datagram and no word from client [0-9.:]+ for 4 s|no word from|timed out|within 4 s" \
+	"$WORK/ud_send_bw:frozen.server.err" || show "$WORK/ud_send_bw:frozen.server.err"
+wait
+
+# --- --max-mem bounds the server across its clients ---
+port=$(next_port)
+start_server ud_send_bw:mem "$port" --timeout 20 --clients 16 \
+	--max-mem 1M || not_ok "server of 16 listens"
+clients 1 "$port" m -s 1024 --rx-depth 64 -n 100
+wait_for_file "$WORK/m.1.rc" 30
+check "a group whose rings pass --max-mem is refused (exit $(cat "$WORK/m.1.rc"))" \
+	test "$(cat "$WORK/m.1.rc")" != 0
+check "...naming --max-mem (16 clients' rings: 16 x 64 x 1064 B)" grep -q \
+	"above this server's --max-mem of 1048576" "$WORK/m.1.err" || show "$WORK/m.1.err"
+stop_server
 finish
