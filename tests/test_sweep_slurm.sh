@@ -142,7 +142,7 @@ check "--clients: a server step of --clients 16 on the first node" grep -q \
 	"server: srun --nodes=1 --ntasks=1 --nodelist=nodeA .*/ud_send_bw -p 18600 --clients 16 " \
 	"$tmp/run.out" || show "$tmp/run.out"
 check "--clients: its 16 clients one step of 16 tasks on the second" grep -q \
-	"srun --nodes=1 --ntasks=16 --nodelist=nodeB --output=$tmp/o8/sweep/ud_send_bw-clients_16.client-%t.json .*/ud_send_bw -p 18600 --output json nodeA" \
+	"srun --nodes=1 --ntasks=16 --overcommit --nodelist=nodeB --output=$tmp/o8/sweep/ud_send_bw-clients_16.client-%t.json .*/ud_send_bw -p 18600 --output json nodeA" \
 	"$tmp/run.out" || show "$tmp/run.out"
 "$sweep" --tool cm_event_stress --start-server --bin-dir "$tmp/bin" \
 	--clients 2 --out "$tmp/o9" >"$tmp/run.out" 2>&1

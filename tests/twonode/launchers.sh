@@ -14,7 +14,8 @@
 #                 guests' tmpfs): "salloc -N 2 cqperf-sweep --slurm" for
 #                 two binaries puts the server step on node 1 and the
 #                 clients on node 2, ends the server step, and leaves the
-#                 queue empty.
+#                 queue empty; "--clients 16" runs a server of 16 clients
+#                 on node 1 and its 16 clients as one step on node 2.
 # Which node a document came from is read from its GID, as tests/twonode/
 # run.sh does.  tests/twonode/cluster.sh sets the daemons up.
 # Prints "ok - ..." / "not ok - ..." per check and a last line
@@ -120,6 +121,14 @@ if [ "${1:-}" = --guest-client ]; then
 		echo $? >"$out/slurm-$t.rc"
 		echo "# node 2: salloc -N 2 cqperf-sweep --slurm --tool $t exited $(cat "$out/slurm-$t.rc")"
 	done
+	# Fan-in: one server step of --clients 16, one step of 16 clients.
+	timeout 400 salloc -N 2 -t 10 -J cqperf-fanin "$sweep" --slurm \
+		--tool ud_send_bw --bin-dir "$bin" --host "$cluster_addr1" \
+		--port 18743 --out "$out/slurm-fanin" --server-args "$server_args" \
+		--client-args "-d rxe0 -n 300 --timeout 60" --clients 16 \
+		--grid size=64 >"$out/slurm-fanin.out" 2>&1
+	echo $? >"$out/slurm-fanin.rc"
+	echo "# node 2: the fan-in sweep exited $(cat "$out/slurm-fanin.rc")"
 	for ((i = 0; i < 60; i++)); do
 		queue=$(squeue -h 2>&1)
 		[ -z "$queue" ] && break
@@ -237,6 +246,22 @@ for t in "${slurm_tools[@]}"; do
 		 all("--nodelist='"$cluster_node2"'" in r["command"] for r in d["runs"]) and
 		 [e["event"] for e in d["server"]["events"]] == ["started", "stopped"]'
 done
+r=$(cat "$c/slurm-fanin.rc" 2>/dev/null || echo none)
+check "slurm-fanin: --clients 16 across the two nodes: exit 0 (got $r)" \
+	grep -qx "1 runs, 0 failed" "$c/slurm-fanin.out" || show "$c/slurm-fanin.out"
+check "slurm-fanin: the point is the server's, from node 1, with its 16 clients on node 2" \
+	json_check "$c/slurm-fanin/ud_send_bw-clients_16-size_64.json" \
+	"$server_gid and d['role'] == 'server' and
+	 d['results'][0]['client_count'] == 16 and
+	 all(x['address'].startswith('$cluster_addr2:') for x in d['results'][0]['clients'])" ||
+	show "$c/slurm-fanin/sweep/ud_send_bw-clients_16-size_64.server.err"
+n=0
+for f in "$c/slurm-fanin/sweep"/ud_send_bw-clients_16-size_64.client-*.json; do
+	[ -e "$f" ] && json_check "$f" "$client_gid and d['role'] == 'client'" &&
+		n=$((n + 1))
+done
+check "slurm-fanin: each of the 16 tasks wrote its own document on node 2 ($n)" \
+	test "$n" -eq 16
 check "slurm: the queue is empty at the end ($(tr '\n' ' ' <"$c/squeue.txt" 2>/dev/null))" \
 	test -e "$c/squeue.txt" -a ! -s "$c/squeue.txt" || show "$c/slurmctld.log"
 check "node 1: no server, no step left at the end ($(tr '\n' ' ' <"$s/leftover.txt" 2>/dev/null))" \
