@@ -758,16 +758,14 @@ static void say_serving(const struct cqp_bench_ops *ops,
 /* One line per client served (stderr; not with --quiet): who, what it
  * asked for; a failed run has its own line (the error). */
 static void say_served(const struct cqp_bench_ops *ops,
-		       const struct cqp_params *p, const struct cqp_run *run)
+		       const struct cqp_params *p, const struct cqp_run *run,
+		       const char *asked)
 {
-	char asked[256];
-
 	if (p->quiet)
 		return;
 	/* The run's report first, whole: where both streams go to one
 	 * file (a launcher's log), the line must not split a document. */
 	fflush(stdout);
-	cqp_params_asked(p, ops->tool, asked, sizeof(asked));
 	if (run->group)
 		cqp_report_say(stderr, "%s: %u clients, first %s (%s): done",
 			       tool_name(ops), run->group->n,
@@ -819,12 +817,17 @@ static int server(const struct cqp_bench_ops *ops, struct cqp_params *p)
 			timer_t limit;
 			bool armed;
 
+			/* What the clients asked, before a group's
+			 * setup grows its queues for all of them. */
+			char asked[256];
+
+			cqp_params_asked(p, ops->tool, asked, sizeof(asked));
 			rc = run_limit_arm(p, &limit, &armed);
 			if (rc == 0)
 				rc = run_session(ops, &run);
 			run_limit_end(&limit, armed);
 			if (rc == 0)
-				say_served(ops, p, &run);
+				say_served(ops, p, &run, asked);
 		}
 		if (run.group)
 			cqp_group_end(run.group);

@@ -85,6 +85,9 @@ assert s["server_mem"]["clients"] == len(cs)
 EOF
 check "one UD QP serves all $K, its ring $K x --rx-depth $RX" json_check "$srv" \
 	"d['server_mem']['qps'] == 1 and d['server_mem']['recv_wqes'] >= $K * $RX"
+check "its log line says what the clients asked, not the ring it grew" grep -qE \
+	"$K clients, first [0-9.:]+ \(.*--rx-depth $RX\): done" \
+	"$WORK/ud_send_bw:group.server.err" || show "$WORK/ud_send_bw:group.server.err"
 check "the server says who sent and who was lost, per client" json_check "$srv" \
 	"all('loss_pct' in c and 'rx_dry' in c for c in d['results'][0]['clients'])"
 
