@@ -538,6 +538,10 @@ static int group_ring(struct cqp_ud *ud, struct cqp_run *run)
 	    (uint64_t)a->max_cqe - p->tx_depth < cap)
 		cap = (uint64_t)a->max_cqe - p->tx_depth;
 	p->rx_depth = (uint32_t)(want < cap ? want : cap);
+	/* An explicit --cq-depth was a client's: its CQ must take the
+	 * whole ring, or the clients would overrun it. */
+	if (p->cq_depth && p->cq_depth < p->rx_depth + p->tx_depth)
+		p->cq_depth = p->rx_depth + p->tx_depth;
 	ud->nclients = run->group->n;
 	return 0;
 }
