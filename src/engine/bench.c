@@ -4,9 +4,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
-#include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +19,6 @@
 #include "base/progress.h"
 #include "report/results.h"
 #include "engine/alive.h"
-#include "engine/fanin.h"
 #include "engine/workers.h"
 #include "verbs/verbs.h"
 
@@ -340,7 +336,7 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 		    const struct cqp_hw_counters *hw_before,
 		    struct cqp_row *row)
 {
-	char rec[16384 + CQP_HW_KV_MAX];
+	char rec[CQP_RESULTS_REC];
 	struct cqp_kv_writer w;
 	struct cqp_cost mine, theirs;
 	struct cqp_hw_counters *hw_mine = NULL, *hw_theirs;
@@ -399,11 +395,7 @@ static int run_step(const struct cqp_bench_ops *ops, struct cqp_run *run,
 		return rc;
 	}
 	cqp_kv_writer_init(&w, rec, sizeof(rec));
-	cqp_results_encode(row, &mine, &w);
-	if (!run->is_client && run->has_held)
-		cqp_held_encode(&run->held, &w);
-	if (hw_mine)
-		cqp_hw_encode(hw_mine, &w);
+	cqp_run_results_encode(run, row, &mine, hw_mine, &w);
 	rc = cqp_session_exchange(run->s, CQP_MSG_RESULTS, &w, &text, &len);
 	if (rc == 0)
 		rc = cqp_results_decode(row, &theirs, text, len);

@@ -139,12 +139,21 @@ const char *cqp_run_silent(const struct cqp_run *run, char *buf, size_t cap);
 /* A barrier with the peer, or with every client of a group. */
 int cqp_run_barrier(struct cqp_run *run, const char *name);
 
+/* A step's results record: this side's row figures and cost, a server's
+ * queues, the port counters (hw may be NULL). */
+#define CQP_RESULTS_REC (16384 + CQP_HW_KV_MAX)
+struct cqp_kv_writer;
+struct cqp_hw_counters;
+void cqp_run_results_encode(const struct cqp_run *run,
+			    const struct cqp_row *row,
+			    const struct cqp_cost *mine,
+			    const struct cqp_hw_counters *hw,
+			    struct cqp_kv_writer *w);
 /* A group's server, after a step (--clients): each client's results
  * heard and answered with what this server counted of its traffic
  * (ops->client_row); the row becomes the group's (rates summed, each
  * client's own figures, fairness), its cost `mine`, its port counters
  * hw_mine (taken). */
-struct cqp_hw_counters;
 int cqp_run_group_results(const struct cqp_bench_ops *ops, struct cqp_run *run,
 			  void *ctx, struct cqp_row *row,
 			  const struct cqp_cost *mine,

@@ -39,7 +39,7 @@ static int peer_look(struct cqp_session *s, struct cqp_oob *o)
 	return r;
 }
 
-static int peer_check(struct cqp_run *run)
+int cqp_run_check_peers(struct cqp_run *run)
 {
 	int r = 0;
 
@@ -55,11 +55,6 @@ static int peer_check(struct cqp_run *run)
 	if (r >= 0)
 		cqp_progress_tick(run->progress, cqp_now_ns());
 	return r < 0 ? r : 0;
-}
-
-int cqp_run_check_peers(struct cqp_run *run)
-{
-	return peer_check(run);
 }
 
 bool cqp_run_peers_spoke(const struct cqp_run *run)
@@ -157,10 +152,23 @@ int cqp_bench_wait_peer(struct cqp_run *run, struct cqp_comp *comp,
 	if (rc < 0)
 		return rc;
 	/* The peer's failure, or a hangup, ends the step as such. */
-	if ((rc = peer_check(run)) < 0)
+	if ((rc = cqp_run_check_peers(run)) < 0)
 		return rc;
 	cqp_comp_cost(comp, mine);
 	return 0;
+}
+
+void cqp_run_results_encode(const struct cqp_run *run,
+			    const struct cqp_row *row,
+			    const struct cqp_cost *mine,
+			    const struct cqp_hw_counters *hw,
+			    struct cqp_kv_writer *w)
+{
+	cqp_results_encode(row, mine, w);
+	if (!run->is_client && run->has_held)
+		cqp_held_encode(&run->held, w);
+	if (hw)
+		cqp_hw_encode(hw, w);
 }
 
 /* Client i's figures as the group's row lists them. */
@@ -192,7 +200,7 @@ int cqp_run_group_results(const struct cqp_bench_ops *ops, struct cqp_run *run,
 			  struct cqp_hw_counters *hw_mine)
 {
 	struct cqp_group *g = run->group;
-	size_t cap = 16384 + CQP_HW_KV_MAX;
+	size_t cap = CQP_RESULTS_REC;
 	char *rec = malloc(cap);
 	double *rates = calloc(g->n, sizeof(*rates));
 	struct cqp_client_figs *cf = calloc(g->n, sizeof(*cf));
@@ -216,16 +224,10 @@ int cqp_run_group_results(const struct cqp_bench_ops *ops, struct cqp_run *run,
 		if (ops->client_row)
 			ops->client_row(run, ctx, i, &own);
 		cqp_kv_writer_init(&w, rec, cap);
-		cqp_results_encode(&own, mine, &w);
-		if (run->has_held)
-			cqp_held_encode(&run->held, &w);
-		if (hw_mine)
-			cqp_hw_encode(hw_mine, &w);
-		rc = cqp_group_hear(g, i, CQP_MSG_RESULTS, &text, &len);
+		cqp_run_results_encode(run, &own, mine, hw_mine, &w);
+		rc = cqp_group_exchange(g, i, CQP_MSG_RESULTS, &w, &text, &len);
 		if (rc == 0)
 			rc = cqp_results_decode(&own, &theirs, text, len);
-		if (rc == 0)
-			rc = cqp_group_answer(g, i, CQP_MSG_RESULTS, &w);
 		free(theirs.threads);
 		if (rc < 0)
 			break;

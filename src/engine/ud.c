@@ -498,8 +498,6 @@ static int path_group(struct cqp_ud *ud, struct cqp_run *run,
 	struct cqp_group *g = run->group;
 	int rc = cqp_senders_init(&ud->from, g->n * ud->nqp);
 
-	ud->nclients = g->n;
-
 	if (rc == 0 && !(ud->client_ah = calloc(g->n, sizeof(*ud->client_ah))))
 		rc =
 		    cqp_fail(CQP_E_NOMEM, "out of memory for %u clients", g->n);
@@ -542,7 +540,6 @@ static int group_ring(struct cqp_ud *ud, struct cqp_run *run)
 	 * whole ring, or the clients would overrun it. */
 	if (p->cq_depth && p->cq_depth < p->rx_depth + p->tx_depth)
 		p->cq_depth = p->rx_depth + p->tx_depth;
-	ud->nclients = run->group->n;
 	return 0;
 }
 
@@ -669,6 +666,8 @@ int cqp_ud_setup(struct cqp_ud *ud, struct cqp_run *run, bool sender,
 	if (!p->all)
 		ud->payload_max = (uint32_t)p->size;
 	run->max_size = ud->payload_max;
+	/* A group's server: what each client sent is counted apart. */
+	ud->nclients = run->group ? run->group->n : 0;
 	if (run->group && receiver && (rc = group_ring(ud, run)) < 0)
 		return rc;
 	rc = cqp_bench_comps(&ud->comps, ud->dev.ctx, run, receiver);

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/error.h"
 #include "base/kv.h"
@@ -17,14 +16,6 @@
  * wait on a client that says nothing. */
 #define DOOR_HELLO_MS 2000
 #define DOOR_POLL_MS  200
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A refusal during the join or at the door, on stderr: the operator sees
  * who knocked and why; the group goes on. */
@@ -40,7 +31,7 @@ static int accept_member(struct cqp_group *g, unsigned i, int64_t deadline)
 {
 	char rec[64];
 	struct cqp_kv_writer w;
-	int64_t left = deadline - now_ms();
+	int64_t left = deadline - cqp_oob_now_ms();
 
 	cqp_kv_writer_init(&w, rec, sizeof(rec));
 	cqp_kv_add_u64(&w, CQP_GROUP_WAIT_KEY, left > 0 ? (uint64_t)left : 0);
@@ -137,12 +128,12 @@ int cqp_group_join(struct cqp_group *g, struct cqp_session *s,
 	if (rc < 0)
 		return rc;
 	g->n = 1;
-	deadline = now_ms() + (int64_t)s->p->join_timeout_s * 1000;
+	deadline = cqp_oob_now_ms() + (int64_t)s->p->join_timeout_s * 1000;
 	rc = accept_member(g, 0, deadline);
 	while (rc == 0 && g->n < k) {
 		struct cqp_params q = *s->p;
 		struct cqp_oob *o = &g->m[g->n];
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - cqp_oob_now_ms();
 
 		if (left <= 0) {
 			rc = cqp_fail(CQP_E_TIMEOUT,
@@ -165,7 +156,7 @@ int cqp_group_join(struct cqp_group *g, struct cqp_session *s,
 		/* Timed out waiting: said at the loop's top, with the
 		 * count.  Anyone else was one bad caller. */
 		rc = 0;
-		if (now_ms() < deadline)
+		if (cqp_oob_now_ms() < deadline)
 			say_refused(s->p->quiet ? NULL : say);
 		else
 			cqp_errclear();
@@ -230,37 +221,11 @@ int cqp_group_step(struct cqp_group *g, struct cqp_step_req *st)
 	return rc;
 }
 
-int cqp_group_hear(struct cqp_group *g, unsigned i, uint16_t type,
-		   const char **text, uint32_t *len)
-{
-	int rc =
-	    cqp_oob_expect(&g->m[i], type, g->s->buf, CQP_OOB_MAX_PAYLOAD, len);
-
-	*text = g->s->buf;
-	return rc;
-}
-
-int cqp_group_answer(struct cqp_group *g, unsigned i, uint16_t type,
-		     const struct cqp_kv_writer *mine)
-{
-	if (mine->overflow)
-		return cqp_fail(CQP_E_PROTO, "record too large to send");
-	return cqp_oob_send(&g->m[i], type, mine->buf, (uint32_t)mine->len);
-}
-
 void cqp_group_abort(struct cqp_group *g)
 {
 	for (unsigned i = 0; i < g->n; i++)
 		if (g->m[i].fd >= 0)
 			cqp_oob_send_error(&g->m[i], cqp_errmsg());
-}
-
-bool cqp_group_pending(const struct cqp_group *g)
-{
-	for (unsigned i = 0; i < g->n; i++)
-		if (cqp_oob_pending(&g->m[i]))
-			return true;
-	return false;
 }
 
 bool cqp_group_local(const struct cqp_group *g)
@@ -280,6 +245,15 @@ static struct cqp_session member(const struct cqp_group *g, unsigned i)
 	v.oob = g->m[i];
 	v.lfd = -1;
 	return v;
+}
+
+int cqp_group_exchange(struct cqp_group *g, unsigned i, uint16_t type,
+		       const struct cqp_kv_writer *mine, const char **text,
+		       uint32_t *len)
+{
+	struct cqp_session v = member(g, i);
+
+	return cqp_session_exchange(&v, type, mine, text, len);
 }
 
 int cqp_group_exchange_endpoints(struct cqp_group *g, unsigned i,

@@ -43,14 +43,12 @@ int cqp_group_barrier(struct cqp_group *g, const char *name);
 /* Every client's announcement of the next step, which must be the same
  * (size 0: all said BYE), then the start to all of them at once. */
 int cqp_group_step(struct cqp_group *g, struct cqp_step_req *st);
-/* Client i's record of `type` (the session's exchange, heard first);
- * *text lies in the session's buffer until the next receive. */
-int cqp_group_hear(struct cqp_group *g, unsigned i, uint16_t type,
-		   const char **text, uint32_t *len);
-/* Our answer to client i. */
-int cqp_group_answer(struct cqp_group *g, unsigned i, uint16_t type,
-		     const struct cqp_kv_writer *mine);
-/* The session's exchanges of endpoints and port facts with client i. */
+/* The session's exchanges with client i, on its channel: a record of
+ * `type` (*text in the session's buffer until the next receive), the
+ * endpoints, the port facts. */
+int cqp_group_exchange(struct cqp_group *g, unsigned i, uint16_t type,
+		       const struct cqp_kv_writer *mine, const char **text,
+		       uint32_t *len);
 int cqp_group_exchange_endpoints(struct cqp_group *g, unsigned i,
 				 const struct cqp_endpoint *local,
 				 struct cqp_endpoint *remote, unsigned n);
@@ -59,8 +57,6 @@ int cqp_group_exchange_port(struct cqp_group *g, unsigned i,
 			    struct cqp_port_facts *theirs);
 /* Tells every client why we give up (best effort). */
 void cqp_group_abort(struct cqp_group *g);
-/* Some client has sent something (or hung up) we have not read. */
-bool cqp_group_pending(const struct cqp_group *g);
 /* Every client runs on this machine. */
 bool cqp_group_local(const struct cqp_group *g);
 
